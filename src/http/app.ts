@@ -1,0 +1,217 @@
+/**
+ * Builds the API as a Fastify instance without listening (src/server.ts listens). The request pipeline of
+ * decisions.md section 1 lives here, in order:
+ *   onRequest   1 method (405) -> 2 key (401) -> 3 plan (403 forbidden)
+ *   preHandler  4 burst (429) -> 5 route (404; OPTIONS 204) -> 6 scope (403) -> 7 parameters (400)
+ *               -> 8 quota (429)        [one meter call decides 4 and 8 together, atomically]
+ *   handler     9 200, or 404 for a missing item
+ * Route, scope and parameters are known before the meter is asked, so a request costs one round trip to
+ * the meter, and the outcome still follows the contract's order.
+ */
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { authenticate, type Principal } from '../auth/authenticate.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Scope } from '../domain/scopes.js';
+import { KEY_PATTERN } from '../keys/api-key.js';
+import { MeterUnavailableError, type Meter } from '../metering/meter.js';
+import { ceilSeconds, dayOf, monthBounds } from '../metering/periods.js';
+import type { Store } from '../store/database.js';
+import { ApiError, badRequest, notFound } from './errors.js';
+import { paramValidatorCompiler } from './param-validator.js';
+import { rateLimitHeaders } from './rate-limit-headers.js';
+import { registerOpenApi } from './openapi.js';
+import { registerRoutes } from './routes/index.js';
+import { isStoreUnavailable } from './store-errors.js';
+
+export interface AppDeps {
+  config: Readonly<Config>;
+  store: Store;
+  meter: Meter;
+  clock: Clock;
+  /** A pino logger or `false`; tests pass a logger writing to a buffer. */
+  logger?: FastifyBaseLogger | false;
+}
+
+/** What a route declares about itself to the pipeline. */
+export interface RouteMeta {
+  /** Scope the endpoint needs; null for /me. */
+  scope: Scope | null;
+  /** Counts against the monthly quota (every endpoint but /me). */
+  quota: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | null;
+    /** Set when this request was counted against the quota, so a 5xx can give it back. */
+    counted: { period: string; day: string } | null;
+    /** The account's quota usage as the meter saw it when admitting this request (/me reports it). */
+    usage: { period: string; used: number } | null;
+  }
+  interface FastifyContextConfig {
+    meta?: RouteMeta;
+    /** Set on the OPTIONS twin of every route. */
+    preflight?: boolean;
+  }
+}
+
+export const API_PREFIX = '/developer/v1';
+export const ALLOW = 'GET, HEAD, OPTIONS';
+const ACCEPTED_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+const RETRY_AFTER_UNAVAILABLE_S = 1;
+
+export type App = FastifyInstance<
+  import('node:http').Server,
+  import('node:http').IncomingMessage,
+  import('node:http').ServerResponse,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+/** Errors the router raises before any hook (a malformed URL): the contract's 400 body. */
+function answerFrameworkError(error: Error, request: FastifyRequest, reply: FastifyReply): void {
+  void reply
+    .code(400)
+    .header('x-request-id', request.id)
+    .header('cache-control', 'private, no-store')
+    .send({ error: 'bad_request', message: /url/i.test(error.message) ? 'The URL is malformed.' : 'The request is malformed.' });
+}
+
+function scrub(text: string): string {
+  return text.replace(KEY_PATTERN, '[redacted]');
+}
+
+export async function buildApp(deps: AppDeps): Promise<App> {
+  const { config, store, meter, clock } = deps;
+  const app = Fastify({
+    loggerInstance: deps.logger === false || deps.logger === undefined ? undefined : deps.logger,
+    logger: deps.logger === false ? false : deps.logger === undefined ? { level: config.logLevel } : undefined,
+    disableRequestLogging: true,
+    genReqId: () => randomUUID(),
+    routerOptions: { ignoreTrailingSlash: true, caseSensitive: true },
+    exposeHeadRoutes: true,
+    return503OnClosing: true,
+    frameworkErrors: answerFrameworkError,
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+
+  app.setValidatorCompiler(paramValidatorCompiler);
+  // Every endpoint is a GET: a request body is never read, whatever its content type.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, _payload, done) => done(null));
+
+  app.decorateRequest('principal', null);
+  app.decorateRequest('counted', null);
+  app.decorateRequest('usage', null);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    reply.header('cache-control', 'private, no-store');
+    if (!ACCEPTED_METHODS.has(request.method)) {
+      throw new ApiError('method_not_allowed', `Method ${request.method} is not allowed; use GET, HEAD or OPTIONS.`, {
+        allow: ALLOW,
+      });
+    }
+    request.principal = await authenticate(request.headers, clock.now(), {
+      db: store.db,
+      keyPrefix: config.keyPrefix,
+      planLimits: config.planLimits,
+    });
+  });
+
+  /** Steps 4 to 8: one meter call, then the first failing step decides. */
+  async function admit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const principal = request.principal;
+    if (principal === null) throw new Error('pipeline: admit before authenticate');
+    const routeConfig = request.routeOptions.config;
+    const meta = routeConfig.meta;
+    let refusal: ApiError | null = null;
+    if (request.is404 || meta === undefined) refusal = notFound();
+    else if (routeConfig.preflight) refusal = null;
+    else if (meta.scope !== null && !principal.scopes.has(meta.scope)) {
+      refusal = new ApiError('insufficient_scope', `This endpoint needs the '${meta.scope}' scope, which the key does not have.`);
+    } else if (request.validationError) refusal = badRequest(request.validationError.message);
+    const quota = refusal === null && !routeConfig.preflight && meta !== undefined && meta.quota;
+    const now = clock.now();
+    const admission = await meter.admit({
+      accountId: principal.accountId,
+      keyId: principal.keyId,
+      limits: principal.limits,
+      quota,
+      now,
+    });
+    const headers = rateLimitHeaders(principal.limits, admission.burst, admission.quota?.used ?? null, now);
+    if (!admission.burst.allowed) {
+      throw new ApiError('rate_limited', `Over the burst limit of ${principal.limits.perMinute} requests per minute.`, {
+        ...headers,
+        'retry-after': ceilSeconds(admission.burst.resetInMs),
+      });
+    }
+    reply.headers(headers);
+    if (refusal !== null) throw refusal;
+    if (admission.quota !== null && !admission.quota.allowed) {
+      throw new ApiError('quota_exceeded', `The monthly quota of ${principal.limits.monthly} requests is used up.`, {
+        ...headers,
+        'retry-after': ceilSeconds(monthBounds(now).reset - now),
+      });
+    }
+    if (admission.quota !== null) request.usage = { period: admission.quota.period, used: admission.quota.used };
+    if (quota && admission.quota !== null) request.counted = { period: admission.quota.period, day: dayOf(now) };
+  }
+
+  app.addHook('preHandler', admit);
+  app.setNotFoundHandler(async () => {
+    // Reached only when preHandler hooks did not answer (they throw not_found for every 404 route).
+    throw notFound();
+  });
+
+  app.setErrorHandler(async (error: unknown, request, reply) => {
+    let apiError: ApiError;
+    if (error instanceof ApiError) apiError = error;
+    else if (error instanceof MeterUnavailableError || isStoreUnavailable(error)) {
+      apiError = new ApiError('service_unavailable', 'The service is temporarily unavailable; retry shortly.', {
+        'retry-after': RETRY_AFTER_UNAVAILABLE_S,
+      });
+      request.log.warn({ err: error, reqId: request.id }, 'store or meter unavailable');
+    } else {
+      apiError = new ApiError('server_error', 'An unexpected error occurred.');
+      request.log.error({ err: error, reqId: request.id }, 'unexpected error');
+    }
+    if (apiError.status >= 500 && request.counted !== null && request.principal !== null) {
+      const { period, day } = request.counted;
+      request.counted = null;
+      try {
+        await meter.refund(request.principal.accountId, request.principal.keyId, period, day);
+        const remaining = reply.getHeader('x-ratelimit-remaining');
+        if (typeof remaining === 'number') reply.header('x-ratelimit-remaining', remaining + 1);
+      } catch (refundError) {
+        // The count stays: a request is over-counted at worst, never lost.
+        request.log.warn({ err: refundError, reqId: request.id }, 'could not give back a counted request');
+      }
+    }
+    reply.code(apiError.status).headers(apiError.headers).type('application/json; charset=utf-8');
+    return { error: apiError.code, message: apiError.message };
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        reqId: request.id,
+        method: request.method,
+        url: scrub(request.url),
+        route: request.routeOptions.url ?? null,
+        status: reply.statusCode,
+        durationMs: Math.round(reply.elapsedTime * 100) / 100,
+        accountId: request.principal?.accountId ?? null,
+        keyId: request.principal?.keyId ?? null,
+      },
+      'request',
+    );
+  });
+
+  await registerOpenApi(app);
+  await app.register(async (api) => registerRoutes(api as unknown as App, deps), { prefix: API_PREFIX });
+  return app;
+}

@@ -1,0 +1,47 @@
+/**
+ * The error codes of the contract, their statuses and default messages: one table that the error handler
+ * and the OpenAPI document both read, so the two cannot drift apart.
+ */
+export const ERROR_STATUS = {
+  bad_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  insufficient_scope: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  rate_limited: 429,
+  quota_exceeded: 429,
+  server_error: 500,
+  service_unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export const ERROR_DESCRIPTION: Record<ErrorCode, string> = {
+  bad_request: 'An invalid query or path parameter: unknown, repeated, empty or out of range.',
+  unauthorized: 'Missing, malformed, unknown, revoked or expired key, another auth scheme, or both key headers.',
+  forbidden: "Developer API access is not active on the key's account (no plan, or a lapsed one).",
+  insufficient_scope: 'The key is valid but lacks the scope this endpoint needs.',
+  not_found: 'No such item, or no such route.',
+  method_not_allowed: 'Only GET, HEAD and OPTIONS are accepted.',
+  rate_limited: 'Over the per-minute burst limit; retry after Retry-After seconds.',
+  quota_exceeded: 'The monthly quota is used up; it resets at X-RateLimit-Reset.',
+  server_error: 'An unexpected error; the request was not counted.',
+  service_unavailable: 'Usage metering or the data store is temporarily unreachable; retry after Retry-After seconds.',
+};
+
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly headers: Record<string, string | number> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = ERROR_STATUS[code];
+  }
+}
+
+export const badRequest = (message: string) => new ApiError('bad_request', message);
+export const notFound = (message = 'No such route.') => new ApiError('not_found', message);

@@ -1,0 +1,16 @@
+/** The response headers of metered responses, as documented in the OpenAPI document. */
+export const rateLimitResponseHeaders = {
+  'X-RateLimit-Limit': { type: 'integer', description: 'Monthly quota of the account (requests).' },
+  'X-RateLimit-Remaining': { type: 'integer', description: 'Requests left this month, after this one.' },
+  'X-RateLimit-Reset': { type: 'integer', description: 'Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month.' },
+  'RateLimit-Policy': {
+    type: 'string',
+    description: 'IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`.',
+  },
+  RateLimit: {
+    type: 'string',
+    description: 'IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`.',
+  },
+  'X-Request-Id': { type: 'string', description: 'Identifier of this request, for support.' },
+  'Cache-Control': { type: 'string', description: 'Always `private, no-store`.' },
+} as const;

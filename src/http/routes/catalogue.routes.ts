@@ -1,0 +1,78 @@
+/** GET /catalogue and /catalogue/:id: published catalogue items. */
+import { Type, type Static } from 'typebox';
+import { getCatalogueItem, listCatalogue } from '../../store/repositories/catalogue.repository.js';
+import type { App, AppDeps } from '../app.js';
+import { notFound } from '../errors.js';
+import { Category, dataOf, Id, Limit, listOf, NullableString, Offset, Platform, Search, Upc } from '../schemas.js';
+import { defineRoute } from './define-route.js';
+
+export const CatalogueItemSchema = Type.Object(
+  {
+    masterItemId: Type.Integer(),
+    name: Type.String(),
+    slug: Type.String(),
+    category: Type.String({ examples: ['game'] }),
+    platform: Type.String(),
+    subCategory: NullableString,
+    modelNumber: NullableString,
+    releaseYear: Type.Union([Type.Integer(), Type.Null()]),
+    region: NullableString,
+    format: NullableString,
+    developer: NullableString,
+    publisher: NullableString,
+    genre: NullableString,
+    manufacturer: NullableString,
+    description: NullableString,
+    imageUrl: Type.Union([Type.String({ format: 'uri' }), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+export type CatalogueItem = Static<typeof CatalogueItemSchema>;
+
+const CatalogueQuery = Type.Object(
+  {
+    search: Type.Optional(Search),
+    platform: Type.Optional(Platform),
+    category: Type.Optional(Category),
+    upc: Type.Optional(Upc),
+    limit: Type.Optional(Limit),
+    offset: Type.Optional(Offset),
+  },
+  { additionalProperties: false },
+);
+
+const ItemParams = Type.Object({ id: Id('masterItemId') }, { additionalProperties: false });
+
+export function registerCatalogueRoutes(app: App, deps: AppDeps): void {
+  defineRoute(app, {
+    path: '/catalogue',
+    tag: 'Catalogue',
+    summary: 'List published catalogue items',
+    description: 'Published items in ascending `masterItemId`, filtered by every filter given.',
+    scope: 'catalogue:read',
+    quota: true,
+    querystring: CatalogueQuery,
+    response: listOf(CatalogueItemSchema),
+    handler: async (request) => {
+      const { limit = 50, offset = 0, ...filters } = request.query;
+      return listCatalogue(deps.store.db, deps.store.dialect, filters, { limit, offset });
+    },
+  });
+
+  defineRoute(app, {
+    path: '/catalogue/:id',
+    tag: 'Catalogue',
+    summary: 'One published catalogue item',
+    description: '`404 not_found` when no published item has this id.',
+    scope: 'catalogue:read',
+    quota: true,
+    params: ItemParams,
+    itemNotFound: true,
+    response: dataOf(CatalogueItemSchema),
+    handler: async (request) => {
+      const item = await getCatalogueItem(deps.store.db, request.params.id);
+      if (!item) throw notFound(`No published catalogue item has masterItemId ${request.params.id}.`);
+      return { data: item };
+    },
+  });
+}

@@ -1,0 +1,93 @@
+/**
+ * Schemas shared by every route: parameters, the list envelope, the error body. One TypeBox schema per
+ * thing serves validation (src/http/param-validator.ts), serialization and the OpenAPI document.
+ */
+import { Type, type TSchema } from 'typebox';
+import { ERROR_STATUS, type ErrorCode } from './errors.js';
+
+export const MAX_ID = Number.MAX_SAFE_INTEGER;
+
+export const Timestamp = Type.String({
+  format: 'date-time',
+  description: 'UTC, ISO 8601 with milliseconds',
+  examples: ['2026-11-20T22:20:37.000Z'],
+});
+export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
+export const Money = Type.Number({ description: 'US dollars' });
+export const NullableMoney = Type.Union([Type.Number({ description: 'US dollars' }), Type.Null()]);
+export const NullableString = Type.Union([Type.String(), Type.Null()]);
+
+export const Id = (description: string) =>
+  Type.Integer({ minimum: 1, maximum: MAX_ID, description: `${description}: decimal digits only, 1..${MAX_ID}` });
+
+export const Limit = Type.Integer({
+  minimum: 1,
+  maximum: 100,
+  default: 50,
+  description: 'Page size, 1..100 (decimal digits only).',
+});
+export const Offset = Type.Integer({
+  minimum: 0,
+  maximum: 1_000_000_000,
+  default: 0,
+  description: 'Rows to skip, 0..1000000000 (decimal digits only). Past the end: an empty page.',
+});
+export const Search = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  pattern: '\\S',
+  description:
+    'Split on white space; an item matches when its name contains every term, ignoring case and accents. ' +
+    '%, _ and \\ are literal.',
+  'x-invalid': "Query parameter 'search' must be 1 to 200 characters, at least one of them not a space.",
+});
+export const Platform = Type.String({ minLength: 1, description: 'Case-insensitive equality with the platform.' });
+export const Category = Type.String({ minLength: 1, description: 'Case-insensitive equality with the category.' });
+export const Upc = Type.String({
+  pattern: '^[0-9]{6,14}$',
+  description: '6..14 ASCII digits, exact equality with the UPC of the latest price record.',
+  'x-invalid': "Query parameter 'upc' must be 6 to 14 ASCII digits.",
+});
+
+export const PageQuery = Type.Object({ limit: Type.Optional(Limit), offset: Type.Optional(Offset) }, { additionalProperties: false });
+export const NoQuery = Type.Object({}, { additionalProperties: false });
+
+export const Pagination = Type.Object(
+  {
+    total: Type.Integer(),
+    limit: Type.Integer(),
+    offset: Type.Integer(),
+    hasMore: Type.Boolean({ description: 'offset + data.length < total' }),
+  },
+  { additionalProperties: false },
+);
+
+export const listOf = <T extends TSchema>(item: T) =>
+  Type.Object({ data: Type.Array(item), pagination: Pagination }, { additionalProperties: false });
+
+export const dataOf = <T extends TSchema>(item: T) => Type.Object({ data: item }, { additionalProperties: false });
+
+export const ErrorBody = Type.Object(
+  {
+    error: Type.String({ description: 'A code from the error table' }),
+    message: Type.String({ description: 'Human-readable; never a stack trace, SQL, a path or a key' }),
+  },
+  { additionalProperties: false, $id: 'ErrorBody' },
+);
+
+/** Response schemas for the error codes a route can return, grouped by status, for Fastify and OpenAPI. */
+export function errorResponses(codes: readonly ErrorCode[]): Record<number, TSchema> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of codes) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
+  const out: Record<number, TSchema> = {};
+  for (const [status, list] of byStatus) {
+    out[status] = Type.Object(
+      {
+        error: Type.Union(list.map((c) => Type.Literal(c))),
+        message: Type.String(),
+      },
+      { additionalProperties: false, description: list.map((c) => `\`${c}\``).join(' or ') },
+    );
+  }
+  return out;
+}

@@ -1,0 +1,62 @@
+/**
+ * API key format (decisions.md section 6): `<prefix>_live_<secret><checksum>`. The secret is 43 base62
+ * characters (256 bits from the CSPRNG); the checksum is CRC-32 of everything before it in 6 base62 digits,
+ * so a mistyped or invented key is refused before any store lookup and secret scanners can recognise one.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { crc32 } from 'node:zlib';
+
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const SECRET_LENGTH = 43; // 62^43 > 2^256
+const CHECKSUM_LENGTH = 6; // 62^6 > 2^32
+
+function toBase62(value: bigint, width: number): string {
+  let out = '';
+  let v = value;
+  while (v > 0n) {
+    out = ALPHABET[Number(v % 62n)] + out;
+    v /= 62n;
+  }
+  return out.padStart(width, '0');
+}
+
+export function checksum(body: string): string {
+  return toBase62(BigInt(crc32(body) >>> 0), CHECKSUM_LENGTH);
+}
+
+/** A fresh key: shown once to its owner; only hashKey(key) and lastFour(key) are ever stored. */
+export function generateKey(prefix: string): string {
+  // Rejection sampling keeps every base62 digit uniform (256 = 4*62 + 8).
+  let secret = '';
+  while (secret.length < SECRET_LENGTH) {
+    for (const byte of randomBytes(64)) {
+      if (byte < 248 && secret.length < SECRET_LENGTH) secret += ALPHABET[byte % 62];
+    }
+  }
+  const body = `${prefix}_live_${secret}`;
+  return body + checksum(body);
+}
+
+/** True when the key has this service's form and its checksum holds: a cheap filter before any lookup. */
+export function isWellFormedKey(key: string, prefix: string): boolean {
+  const head = `${prefix}_live_`;
+  if (key.length !== head.length + SECRET_LENGTH + CHECKSUM_LENGTH || !key.startsWith(head)) return false;
+  for (let i = head.length; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    const ok = (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+    if (!ok) return false;
+  }
+  const body = key.slice(0, -CHECKSUM_LENGTH);
+  return checksum(body) === key.slice(-CHECKSUM_LENGTH);
+}
+
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+export function lastFour(key: string): string {
+  return key.slice(-4);
+}
+
+/** Matches anything shaped like a key of any prefix, to scrub keys out of logged text. */
+export const KEY_PATTERN = /[a-z][a-z0-9]{1,15}_live_[0-9A-Za-z]{20,}/g;

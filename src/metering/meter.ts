@@ -1,0 +1,63 @@
+/**
+ * The metering contract (decisions.md section 3). One call per request admits it against the account's
+ * sliding 60-second burst window and, when asked, its calendar-month quota, atomically: with K slots left
+ * and N requests in flight, exactly K are admitted, whichever server they reach. A "no" is a value.
+ */
+import type { PlanLimits } from '../domain/scopes.js';
+
+export interface AdmitRequest {
+  accountId: number;
+  keyId: number;
+  limits: PlanLimits;
+  /** Count this request against the monthly quota (step 8); false for /me and for rejected requests. */
+  quota: boolean;
+  now: number;
+}
+
+export interface BurstState {
+  allowed: boolean;
+  /** Slots left in the window after this request. */
+  remaining: number;
+  /** Milliseconds until the oldest request in the window leaves it (a slot frees); 0 if the window is empty. */
+  resetInMs: number;
+}
+
+export interface QuotaState {
+  /** False only when the quota was asked for and the month is used up. */
+  allowed: boolean;
+  /** Requests counted this period, after this one. */
+  used: number;
+  period: string;
+}
+
+export interface Admission {
+  burst: BurstState;
+  /** Present whenever the burst allowed the request, whether or not it was counted. */
+  quota: QuotaState | null;
+}
+
+export interface KeyDailyUsage {
+  day: string;
+  requests: number;
+}
+
+export interface Meter {
+  admit(request: AdmitRequest): Promise<Admission>;
+  /** Gives back one counted request of the period (a 5xx answer). */
+  refund(accountId: number, keyId: number, period: string, day: string): Promise<void>;
+  /** Requests counted in the account's current period, for /me and the CLI. */
+  used(accountId: number, period: string): Promise<number>;
+  /** Requests per UTC day of one key, newest first, from `sinceDay` on. */
+  keyUsage(keyId: number, sinceDay: string): Promise<KeyDailyUsage[]>;
+  /** True when the meter's store answers (readiness). */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** The meter's store could not be reached: the request is answered 503, never served unmetered. */
+export class MeterUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super('usage metering is temporarily unavailable', { cause });
+    this.name = 'MeterUnavailableError';
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * The database meter on SQLite. Each admission is one BEGIN IMMEDIATE transaction on the shared file, so
+ * it is exact for every process on the host, and durable once it returns (WAL). better-sqlite3 is
+ * synchronous: the transaction cannot interleave with another request of this process.
+ */
+import type SqliteDatabase from 'better-sqlite3';
+import type { Admission, AdmitRequest, KeyDailyUsage, Meter } from './meter.js';
+import { MeterUnavailableError } from './meter.js';
+import { WINDOW_MS, dayOf, periodOf } from './periods.js';
+
+export class SqliteMeter implements Meter {
+  private readonly admitTx: (r: AdmitRequest) => Admission;
+  private readonly refundStmt: SqliteDatabase.Statement;
+  private readonly refundDayStmt: SqliteDatabase.Statement;
+  private readonly usedStmt: SqliteDatabase.Statement;
+  private readonly keyUsageStmt: SqliteDatabase.Statement;
+
+  constructor(private readonly conn: SqliteDatabase.Database) {
+    const prune = conn.prepare('DELETE FROM burst_events WHERE account_id = ? AND at_ms <= ?');
+    const window = conn.prepare(
+      'SELECT count(*) AS n, min(at_ms) AS oldest FROM burst_events WHERE account_id = ? AND at_ms > ?',
+    );
+    const record = conn.prepare('INSERT INTO burst_events (account_id, at_ms) VALUES (?, ?)');
+    const usedNow = conn.prepare('SELECT used FROM quota_usage WHERE account_id = ? AND period = ?');
+    const count = conn.prepare(
+      `INSERT INTO quota_usage (account_id, period, used) VALUES (?, ?, 1)
+       ON CONFLICT (account_id, period) DO UPDATE SET used = used + 1`,
+    );
+    const countDay = conn.prepare(
+      `INSERT INTO key_usage_daily (key_id, day, requests) VALUES (?, ?, 1)
+       ON CONFLICT (key_id, day) DO UPDATE SET requests = requests + 1`,
+    );
+    const touchKey = conn.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
+
+    const admit = (r: AdmitRequest): Admission => {
+      const since = r.now - WINDOW_MS;
+      prune.run(r.accountId, since);
+      const w = window.get(r.accountId, since) as { n: number; oldest: number | null };
+      if (w.n >= r.limits.perMinute) {
+        const resetInMs = w.oldest === null ? WINDOW_MS : w.oldest + WINDOW_MS - r.now;
+        return { burst: { allowed: false, remaining: 0, resetInMs }, quota: null };
+      }
+      record.run(r.accountId, r.now);
+      touchKey.run(new Date(r.now).toISOString(), r.keyId);
+      const burst = {
+        allowed: true,
+        remaining: r.limits.perMinute - w.n - 1,
+        resetInMs: (w.oldest ?? r.now) + WINDOW_MS - r.now,
+      };
+      const period = periodOf(r.now);
+      const used = (usedNow.get(r.accountId, period) as { used: number } | undefined)?.used ?? 0;
+      if (!r.quota) return { burst, quota: { allowed: true, used, period } };
+      if (used >= r.limits.monthly) return { burst, quota: { allowed: false, used, period } };
+      count.run(r.accountId, period);
+      countDay.run(r.keyId, dayOf(r.now));
+      return { burst, quota: { allowed: true, used: used + 1, period } };
+    };
+    this.admitTx = conn.transaction(admit).immediate;
+
+    this.refundStmt = conn.prepare(
+      'UPDATE quota_usage SET used = used - 1 WHERE account_id = ? AND period = ? AND used > 0',
+    );
+    this.refundDayStmt = conn.prepare(
+      'UPDATE key_usage_daily SET requests = requests - 1 WHERE key_id = ? AND day = ? AND requests > 0',
+    );
+    this.usedStmt = usedNow;
+    this.keyUsageStmt = conn.prepare(
+      'SELECT day, requests FROM key_usage_daily WHERE key_id = ? AND day >= ? ORDER BY day DESC',
+    );
+  }
+
+  private guard<T>(fn: () => T): Promise<T> {
+    try {
+      return Promise.resolve(fn());
+    } catch (err) {
+      return Promise.reject(new MeterUnavailableError(err));
+    }
+  }
+
+  admit(request: AdmitRequest): Promise<Admission> {
+    return this.guard(() => this.admitTx(request));
+  }
+
+  refund(accountId: number, keyId: number, period: string, day: string): Promise<void> {
+    return this.guard(() => {
+      this.conn.transaction(() => {
+        this.refundStmt.run(accountId, period);
+        this.refundDayStmt.run(keyId, day);
+      }).immediate();
+    });
+  }
+
+  used(accountId: number, period: string): Promise<number> {
+    return this.guard(() => (this.usedStmt.get(accountId, period) as { used: number } | undefined)?.used ?? 0);
+  }
+
+  keyUsage(keyId: number, sinceDay: string): Promise<KeyDailyUsage[]> {
+    return this.guard(() => this.keyUsageStmt.all(keyId, sinceDay) as KeyDailyUsage[]);
+  }
+
+  ping(): Promise<boolean> {
+    return this.guard(() => this.conn.prepare('SELECT 1').get() !== undefined).catch(() => false);
+  }
+
+  async close(): Promise<void> {
+    // The connection belongs to the store, which closes it.
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * Opens the store named by configuration: SQLite (embedded default) or PostgreSQL, behind one Kysely
+ * query layer. The raw SQLite handle is exposed for the two places that need synchronous control of
+ * the connection: the database meter (BEGIN IMMEDIATE) and the CSV export (its own connection).
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration } from 'kysely';
+import pg from 'pg';
+import type { DatabaseConfig } from '../config.js';
+import { initialMigration } from './migrations/0001-initial.js';
+import type { Database } from './schema.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+/** How long a writer waits for another process's lock before the store counts as unavailable (503). */
+export const SQLITE_BUSY_TIMEOUT_MS = 1000;
+
+export interface Store {
+  readonly dialect: Dialect;
+  readonly db: Kysely<Database>;
+  /** The SQLite connection behind db; null on PostgreSQL. */
+  readonly sqlite: SqliteDatabase.Database | null;
+  /** Path of the SQLite file, for connections of their own (export); null on PostgreSQL. */
+  readonly sqlitePath: string | null;
+  close(): Promise<void>;
+}
+
+// int8 (count(*), bigint ids) arrives as a string by default; every id we accept is a safe integer.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+export function openSqliteConnection(path: string, options: { readonly?: boolean } = {}): SqliteDatabase.Database {
+  if (path !== ':memory:' && !options.readonly) mkdirSync(dirname(path), { recursive: true });
+  const conn = new SqliteDatabase(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false });
+  conn.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+  if (!options.readonly) {
+    conn.pragma('journal_mode = WAL');
+    // NORMAL in WAL mode: a commit survives a process crash; only an OS crash can lose the last commits.
+    conn.pragma('synchronous = NORMAL');
+  }
+  conn.pragma('foreign_keys = ON');
+  return conn;
+}
+
+export function openStore(config: DatabaseConfig): Store {
+  if (config.dialect === 'sqlite') {
+    const sqlite = openSqliteConnection(config.path);
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    return {
+      dialect: 'sqlite',
+      db,
+      sqlite,
+      sqlitePath: config.path,
+      close: () => db.destroy(),
+    };
+  }
+  const pool = new pg.Pool({
+    connectionString: config.url,
+    max: 10,
+    // Fail fast when PostgreSQL is away so requests answer 503 within 2 seconds instead of hanging.
+    connectionTimeoutMillis: 1000,
+    query_timeout: 1500,
+  });
+  // An idle client losing its server must not crash the process; the next query reports the fault.
+  pool.on('error', () => {});
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { dialect: 'postgres', db, sqlite: null, sqlitePath: null, close: () => db.destroy() };
+}
+
+function migrationsFor(dialect: Dialect): Record<string, Migration> {
+  return { '0001-initial': initialMigration(dialect) };
+}
+
+export async function migrateToLatest(store: Store): Promise<string[]> {
+  const migrator = new Migrator({
+    db: store.db,
+    provider: { getMigrations: async () => migrationsFor(store.dialect) },
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,50 @@
+/** Accounts and their Developer API plan. */
+import type { Kysely } from 'kysely';
+import type { Database } from '../schema.js';
+
+export interface AccountRecord {
+  id: number;
+  email: string;
+  plan: string;
+  planStatus: string | null;
+  createdAt: string;
+}
+
+export async function insertAccount(
+  db: Kysely<Database>,
+  account: { id?: number; email: string; plan: string; planStatus: string | null; createdAt: string },
+): Promise<number> {
+  const row = await db
+    .insertInto('accounts')
+    .values({
+      ...(account.id === undefined ? {} : { id: account.id }),
+      email: account.email,
+      plan: account.plan,
+      plan_status: account.planStatus,
+      created_at: account.createdAt,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+export async function getAccount(db: Kysely<Database>, id: number): Promise<AccountRecord | undefined> {
+  return db
+    .selectFrom('accounts')
+    .select(['id', 'email', 'plan', 'plan_status as planStatus', 'created_at as createdAt'])
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+export async function findAccountByEmail(db: Kysely<Database>, email: string): Promise<AccountRecord | undefined> {
+  return db
+    .selectFrom('accounts')
+    .select(['id', 'email', 'plan', 'plan_status as planStatus', 'created_at as createdAt'])
+    .where('email', '=', email)
+    .executeTakeFirst();
+}
+
+export async function setPlan(db: Kysely<Database>, id: number, plan: string, planStatus: string | null): Promise<boolean> {
+  const result = await db.updateTable('accounts').set({ plan, plan_status: planStatus }).where('id', '=', id).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}

@@ -1,0 +1,97 @@
+/** API keys and the accounts they belong to. */
+import type { Kysely } from 'kysely';
+import type { Database } from '../schema.js';
+
+export interface KeyWithAccount {
+  keyId: number;
+  accountId: number;
+  scopes: string;
+  expiresAt: string | null;
+  revokedAt: string | null;
+  plan: string;
+  planStatus: string | null;
+}
+
+/** The one lookup of every request: the key by its hash, with its account's plan (checked each time). */
+export async function findKeyByHash(db: Kysely<Database>, keyHash: string): Promise<KeyWithAccount | undefined> {
+  return db
+    .selectFrom('api_keys as k')
+    .innerJoin('accounts as a', 'a.id', 'k.account_id')
+    .select([
+      'k.id as keyId',
+      'k.account_id as accountId',
+      'k.scopes as scopes',
+      'k.expires_at as expiresAt',
+      'k.revoked_at as revokedAt',
+      'a.plan as plan',
+      'a.plan_status as planStatus',
+    ])
+    .where('k.key_hash', '=', keyHash)
+    .executeTakeFirst();
+}
+
+export interface KeyRecord {
+  id: number;
+  accountId: number;
+  name: string;
+  lastFour: string;
+  scopes: string[];
+  createdAt: string;
+  expiresAt: string | null;
+  revokedAt: string | null;
+  lastUsedAt: string | null;
+}
+
+const keyColumns = [
+  'id',
+  'account_id as accountId',
+  'name',
+  'last_four as lastFour',
+  'scopes',
+  'created_at as createdAt',
+  'expires_at as expiresAt',
+  'revoked_at as revokedAt',
+  'last_used_at as lastUsedAt',
+] as const;
+
+function toKeyRecord(row: Omit<KeyRecord, 'scopes'> & { scopes: string }): KeyRecord {
+  return { ...row, scopes: row.scopes === '' ? [] : row.scopes.split(' ') };
+}
+
+export async function insertKey(
+  db: Kysely<Database>,
+  key: { id?: number; accountId: number; name: string; keyHash: string; lastFour: string; scopes: readonly string[]; createdAt: string; expiresAt: string | null; revokedAt: string | null },
+): Promise<number> {
+  const row = await db
+    .insertInto('api_keys')
+    .values({
+      ...(key.id === undefined ? {} : { id: key.id }),
+      account_id: key.accountId,
+      name: key.name,
+      key_hash: key.keyHash,
+      last_four: key.lastFour,
+      scopes: key.scopes.join(' '),
+      created_at: key.createdAt,
+      expires_at: key.expiresAt,
+      revoked_at: key.revokedAt,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+export async function listKeys(db: Kysely<Database>, accountId: number): Promise<KeyRecord[]> {
+  const rows = await db.selectFrom('api_keys').select(keyColumns).where('account_id', '=', accountId).orderBy('id').execute();
+  return rows.map(toKeyRecord);
+}
+
+export async function getKey(db: Kysely<Database>, id: number): Promise<KeyRecord | undefined> {
+  const row = await db.selectFrom('api_keys').select(keyColumns).where('id', '=', id).executeTakeFirst();
+  return row && toKeyRecord(row);
+}
+
+/** Revokes a key; a key revoked already keeps its first revocation time. */
+export async function revokeKey(db: Kysely<Database>, id: number, at: string): Promise<KeyRecord | undefined> {
+  await db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+  return getKey(db, id);
+}

@@ -1,0 +1,107 @@
+/** Catalogue items: only PUBLISHED ones exist for the API. */
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { Dialect } from '../database.js';
+import type { Database } from '../schema.js';
+import { likeContains, searchTerms } from '../search-text.js';
+import { toPage, type Page, type PageRequest } from './page.js';
+
+export interface CatalogueItem {
+  masterItemId: number;
+  name: string;
+  slug: string;
+  category: string;
+  platform: string;
+  subCategory: string | null;
+  modelNumber: string | null;
+  releaseYear: number | null;
+  region: string | null;
+  format: string | null;
+  developer: string | null;
+  publisher: string | null;
+  genre: string | null;
+  manufacturer: string | null;
+  description: string | null;
+  imageUrl: string | null;
+}
+
+export interface ItemFilters {
+  search?: string;
+  platform?: string;
+  category?: string;
+  upc?: string;
+}
+
+export const catalogueColumns = [
+  'c.master_item_id as masterItemId',
+  'c.name as name',
+  'c.slug as slug',
+  'c.category as category',
+  'c.platform as platform',
+  'c.sub_category as subCategory',
+  'c.model_number as modelNumber',
+  'c.release_year as releaseYear',
+  'c.region as region',
+  'c.format as format',
+  'c.developer as developer',
+  'c.publisher as publisher',
+  'c.genre as genre',
+  'c.manufacturer as manufacturer',
+  'c.description as description',
+  'c.image_url as imageUrl',
+] as const;
+
+/** FTS5 phrase syntax: the term in double quotes, inner quotes doubled. */
+function ftsPhrase(term: string): string {
+  return `"${term.replaceAll('"', '""')}"`;
+}
+
+/**
+ * The item filters as conditions on `catalogue_items c`, for any query that joins it under that alias.
+ * Search terms are matched exactly by LIKE on the folded name; on SQLite the FTS5 trigram index first
+ * narrows the rows for terms of three or more characters (on PostgreSQL the pg_trgm GIN index serves the
+ * LIKE itself).
+ */
+export function itemFilterConditions(filters: ItemFilters, dialect: Dialect): RawBuilder<boolean>[] {
+  const conditions = [sql<boolean>`c.status = 'PUBLISHED'`];
+  if (filters.platform !== undefined) conditions.push(sql<boolean>`c.platform_key = ${filters.platform.toLowerCase()}`);
+  if (filters.category !== undefined) conditions.push(sql<boolean>`c.category_key = ${filters.category.toLowerCase()}`);
+  if (filters.search !== undefined) {
+    const terms = searchTerms(filters.search);
+    if (dialect === 'sqlite') {
+      const indexed = terms.filter((t) => [...t].length >= 3);
+      if (indexed.length > 0) {
+        const match = indexed.map(ftsPhrase).join(' AND ');
+        conditions.push(sql<boolean>`c.master_item_id in (select rowid from catalogue_fts where catalogue_fts match ${match})`);
+      }
+    }
+    for (const term of terms) conditions.push(sql<boolean>`c.search_name like ${likeContains(term)} escape '\\'`);
+  }
+  if (filters.upc !== undefined) {
+    conditions.push(sql<boolean>`c.master_item_id in (select master_item_id from current_prices where upc = ${filters.upc})`);
+  }
+  return conditions;
+}
+
+export async function listCatalogue(
+  db: Kysely<Database>,
+  dialect: Dialect,
+  filters: ItemFilters,
+  page: PageRequest,
+): Promise<Page<CatalogueItem>> {
+  let base = db.selectFrom('catalogue_items as c');
+  for (const condition of itemFilterConditions(filters, dialect)) base = base.where(condition);
+  const [rows, count] = await Promise.all([
+    base.select(catalogueColumns).orderBy('c.master_item_id').limit(page.limit).offset(page.offset).execute(),
+    base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return toPage(rows, Number(count.total), page);
+}
+
+export async function getCatalogueItem(db: Kysely<Database>, id: number): Promise<CatalogueItem | undefined> {
+  return db
+    .selectFrom('catalogue_items as c')
+    .select(catalogueColumns)
+    .where('c.master_item_id', '=', id)
+    .where('c.status', '=', 'PUBLISHED')
+    .executeTakeFirst();
+}

@@ -1,0 +1,142 @@
+/** The key owner's listings, the offers the owner made, and the owner's transactions (either side). */
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../schema.js';
+import { toBool, toPage, type Page, type PageRequest } from './page.js';
+
+export interface Listing {
+  id: number;
+  publicToken: string;
+  masterItemId: number;
+  title: string;
+  category: string;
+  condition: string;
+  status: string;
+  price: number;
+  currency: string;
+  acceptsTrade: boolean;
+  shippingCost: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface Offer {
+  id: number;
+  listingId: number;
+  amount: number;
+  tradeItemId: number | null;
+  message: string;
+  status: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface Transaction {
+  id: number;
+  listingId: number;
+  amount: number;
+  platformFee: number;
+  status: string;
+  trackingNumber: string;
+  shippingCarrier: string;
+  estimatedDelivery: string;
+  actualDelivery: string | null;
+  createdAt: string;
+  updatedAt: string;
+  role: 'buyer' | 'seller';
+}
+
+async function countWhere(db: Kysely<Database>, table: 'listings' | 'offers', accountId: number): Promise<number> {
+  const row = await db
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<number>().as('total'))
+    .where('account_id', '=', accountId)
+    .executeTakeFirstOrThrow();
+  return Number(row.total);
+}
+
+export async function listListings(db: Kysely<Database>, accountId: number, page: PageRequest): Promise<Page<Listing>> {
+  const [rows, total] = await Promise.all([
+    db
+      .selectFrom('listings as l')
+      .innerJoin('catalogue_items as c', 'c.master_item_id', 'l.master_item_id')
+      .select([
+        'l.id as id',
+        'l.public_token as publicToken',
+        'l.master_item_id as masterItemId',
+        'l.title as title',
+        'c.category as category',
+        'l.condition as condition',
+        'l.status as status',
+        'l.price as price',
+        'l.currency as currency',
+        'l.accepts_trade as acceptsTrade',
+        'l.shipping_cost as shippingCost',
+        'l.created_at as createdAt',
+        'l.updated_at as updatedAt',
+      ])
+      .where('l.account_id', '=', accountId)
+      .orderBy('l.id')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute(),
+    countWhere(db, 'listings', accountId),
+  ]);
+  return toPage(
+    rows.map((r) => ({ ...r, acceptsTrade: toBool(r.acceptsTrade) })),
+    total,
+    page,
+  );
+}
+
+export async function listOffers(db: Kysely<Database>, accountId: number, page: PageRequest): Promise<Page<Offer>> {
+  const [rows, total] = await Promise.all([
+    db
+      .selectFrom('offers')
+      .select([
+        'id',
+        'listing_id as listingId',
+        'amount',
+        'trade_item_id as tradeItemId',
+        'message',
+        'status',
+        'created_at as createdAt',
+        'updated_at as updatedAt',
+      ])
+      .where('account_id', '=', accountId)
+      .orderBy('id')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute(),
+    countWhere(db, 'offers', accountId),
+  ]);
+  return toPage(rows, total, page);
+}
+
+export async function listTransactions(db: Kysely<Database>, accountId: number, page: PageRequest): Promise<Page<Transaction>> {
+  const mine = db
+    .selectFrom('transactions')
+    .where((eb) => eb.or([eb('buyer_account_id', '=', accountId), eb('seller_account_id', '=', accountId)]));
+  const [rows, count] = await Promise.all([
+    mine
+      .select([
+        'id',
+        'listing_id as listingId',
+        'amount',
+        'platform_fee as platformFee',
+        'status',
+        'tracking_number as trackingNumber',
+        'shipping_carrier as shippingCarrier',
+        'estimated_delivery as estimatedDelivery',
+        'actual_delivery as actualDelivery',
+        'created_at as createdAt',
+        'updated_at as updatedAt',
+        sql<'buyer' | 'seller'>`case when buyer_account_id = ${accountId} then 'buyer' else 'seller' end`.as('role'),
+      ])
+      .orderBy('id')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute(),
+    mine.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return toPage(rows, Number(count.total), page);
+}

@@ -1,0 +1,164 @@
+/**
+ * Table types for Kysely. Column names are snake_case in both dialects; repositories map rows to API
+ * objects. Timestamps are ISO 8601 UTC text with milliseconds (sortable, identical in both dialects);
+ * booleans are 0/1 integers because better-sqlite3 cannot bind JS booleans.
+ */
+import type { Generated } from 'kysely';
+
+export interface AccountsTable {
+  id: Generated<number>;
+  email: string;
+  plan: string; // 'enthusiast' | 'addon' | 'none'
+  plan_status: string | null; // 'active' | 'lapsed', null with plan 'none'
+  created_at: string;
+}
+
+export interface ApiKeysTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  key_hash: string; // hex SHA-256 of the whole key
+  last_four: string;
+  scopes: string; // space-separated
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+  last_used_at: string | null;
+}
+
+export interface CatalogueItemsTable {
+  master_item_id: number;
+  name: string;
+  slug: string;
+  category: string;
+  platform: string;
+  status: string;
+  sub_category: string | null;
+  model_number: string | null;
+  release_year: number | null;
+  region: string | null;
+  format: string | null;
+  developer: string | null;
+  publisher: string | null;
+  genre: string | null;
+  manufacturer: string | null;
+  description: string | null;
+  image_url: string | null;
+  /** name folded for search: accents stripped, lower case (src/store/search-text.ts) */
+  search_name: string;
+  /** lower-cased platform and category for case-insensitive equality through an index */
+  platform_key: string;
+  category_key: string;
+}
+
+export interface PriceColumns {
+  upc: string;
+  loose: number | null;
+  cib: number | null;
+  new: number | null;
+  box_only: number | null;
+  manual_only: number | null;
+  scrape_date: string;
+}
+
+/** Every price record ever received; (master_item_id, scrape_date) is unique. */
+export interface PriceRecordsTable extends PriceColumns {
+  id: Generated<number>;
+  master_item_id: number;
+}
+
+/** The latest record per item by scrape_date, kept in step with price_records by every writer. */
+export interface CurrentPricesTable extends PriceColumns {
+  master_item_id: number;
+}
+
+export interface CollectionItemsTable {
+  id: number;
+  account_id: number;
+  master_item_id: number;
+  condition: string;
+  status: string;
+  purchase_price: number;
+  acquired_at: string;
+  location: string;
+  is_favorite: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ListingsTable {
+  id: number;
+  account_id: number;
+  public_token: string;
+  master_item_id: number;
+  title: string;
+  condition: string;
+  status: string;
+  price: number;
+  currency: string;
+  accepts_trade: number;
+  shipping_cost: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface OffersTable {
+  id: number;
+  account_id: number;
+  listing_id: number;
+  amount: number;
+  trade_item_id: number | null;
+  message: string;
+  status: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TransactionsTable {
+  id: number;
+  buyer_account_id: number;
+  seller_account_id: number;
+  listing_id: number;
+  amount: number;
+  platform_fee: number;
+  status: string;
+  tracking_number: string;
+  shipping_carrier: string;
+  estimated_delivery: string;
+  actual_delivery: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One row per accepted request in the burst window; rows older than 60 s are pruned as they pass. */
+export interface BurstEventsTable {
+  account_id: number;
+  at_ms: number;
+}
+
+export interface QuotaUsageTable {
+  account_id: number;
+  period: string; // YYYY-MM
+  used: number;
+}
+
+export interface KeyUsageDailyTable {
+  key_id: number;
+  day: string; // YYYY-MM-DD
+  requests: number;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  catalogue_items: CatalogueItemsTable;
+  price_records: PriceRecordsTable;
+  current_prices: CurrentPricesTable;
+  collection_items: CollectionItemsTable;
+  listings: ListingsTable;
+  offers: OffersTable;
+  transactions: TransactionsTable;
+  burst_events: BurstEventsTable;
+  quota_usage: QuotaUsageTable;
+  key_usage_daily: KeyUsageDailyTable;
+}
