@@ -1,0 +1,69 @@
+/**
+ * Inserting many rows inside the caller's transaction. SQLite runs one cached prepared statement per row on
+ * the raw connection (the transaction's own connection: Kysely's SQLite driver has only that one);
+ * PostgreSQL sends multi-row INSERTs, a few hundred rows each.
+ */
+import { sql, type Kysely } from 'kysely';
+import type { Store } from '../database.js';
+import type { Database } from '../schema.js';
+
+export type Row = Record<string, string | number | null>;
+
+export interface BulkInserter {
+  insert(table: keyof Database, rows: Row[]): Promise<void>;
+}
+
+const PG_PARAMS_PER_STATEMENT = 30_000;
+
+export function bulkInserter(store: Store, trx: Kysely<Database>): BulkInserter {
+  const sqlite = store.sqlite;
+  if (sqlite !== null) {
+    const statements = new Map<string, import('better-sqlite3').Statement>();
+    return {
+      async insert(table, rows) {
+        const first = rows[0];
+        if (first === undefined) return;
+        const columns = Object.keys(first);
+        const cacheKey = `${table}(${columns.join(',')})`;
+        let statement = statements.get(cacheKey);
+        if (statement === undefined) {
+          statement = sqlite.prepare(
+            `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map((c) => `@${c}`).join(', ')})`,
+          );
+          statements.set(cacheKey, statement);
+        }
+        for (const row of rows) statement.run(row);
+      },
+    };
+  }
+  return {
+    async insert(table, rows) {
+      const first = rows[0];
+      if (first === undefined) return;
+      const perStatement = Math.max(1, Math.floor(PG_PARAMS_PER_STATEMENT / Object.keys(first).length));
+      for (let i = 0; i < rows.length; i += perStatement) {
+        // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the table name is a runtime value; rows are checked by the caller
+        await (trx as Kysely<any>).insertInto(table).values(rows.slice(i, i + perStatement)).execute();
+      }
+    },
+  };
+}
+
+/**
+ * Brings current_prices in step with price_records for the given items: the record with the latest
+ * scrape_date wins. The same statement runs on both dialects.
+ */
+export async function refreshCurrentPrices(trx: Kysely<Database>, masterItemIds: number[]): Promise<void> {
+  for (let i = 0; i < masterItemIds.length; i += 500) {
+    const ids = masterItemIds.slice(i, i + 500);
+    await sql`
+      insert into current_prices (master_item_id, upc, loose, cib, new, box_only, manual_only, scrape_date)
+      select r.master_item_id, r.upc, r.loose, r.cib, r.new, r.box_only, r.manual_only, r.scrape_date
+      from price_records r
+      where r.master_item_id in (${sql.join(ids)})
+        and r.scrape_date = (select max(r2.scrape_date) from price_records r2 where r2.master_item_id = r.master_item_id)
+      on conflict (master_item_id) do update set
+        upc = excluded.upc, loose = excluded.loose, cib = excluded.cib, new = excluded.new,
+        box_only = excluded.box_only, manual_only = excluded.manual_only, scrape_date = excluded.scrape_date`.execute(trx);
+  }
+}
