@@ -9,7 +9,7 @@
  * the meter, and the outcome still follows the contract's order.
  */
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { authenticate, type Principal } from '../auth/authenticate.js';
 import type { Clock } from '../clock.js';
@@ -87,9 +87,13 @@ function scrub(text: string): string {
 export async function buildApp(deps: AppDeps): Promise<App> {
   const { config, store, meter, clock } = deps;
   const app = Fastify({
-    loggerInstance: deps.logger === false || deps.logger === undefined ? undefined : deps.logger,
-    logger: deps.logger === false ? false : deps.logger === undefined ? { level: config.logLevel } : undefined,
-    disableRequestLogging: true,
+    ...(deps.logger === undefined
+      ? { logger: { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers["x-api-key"]'] } }
+      : deps.logger === false
+        ? { logger: false }
+        : { loggerInstance: deps.logger }),
+    // One line per request is written by our onResponse hook, with the account and key ids.
+    logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => randomUUID(),
     routerOptions: { ignoreTrailingSlash: true, caseSensitive: true },
     exposeHeadRoutes: true,

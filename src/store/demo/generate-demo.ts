@@ -144,7 +144,7 @@ const iso = (ms: number): string => new Date(Math.floor(ms)).toISOString();
 
 type Family = 'nintendo' | 'sega' | 'sony' | 'microsoft' | 'atari' | 'snk' | 'nec' | 'other';
 
-/** [variant, model number or null where unsure, year] */
+/** [product name, model number or null where unsure, year] */
 type ConsoleDef = readonly [string, string | null, number];
 /** [name, model number or null, subCategory] */
 type AccessoryDef = readonly [string, string | null, string];
@@ -173,7 +173,11 @@ const PLATFORMS: readonly PlatformDef[] = [
   {
     name: 'NES', family: 'nintendo', from: 1985, to: 1994, maker: 'Nintendo', formats: ['Cartridge'], weight: 8,
     handheld: false, px: [12, 75], code: 'NES-@@-{R}',
-    consoles: [['Control Deck', 'NES-001', 1985], ['Action Set', 'NES-001', 1988], ['Top Loader', 'NES-101', 1993]],
+    consoles: [
+      ['NES Control Deck', 'NES-001', 1985],
+      ['NES Action Set', 'NES-001', 1988],
+      ['NES Top Loader', 'NES-101', 1993],
+    ],
     accessories: [['Controller', 'NES-004', 'Controller'], ['Zapper', 'NES-005', 'Light Gun'],
       ['Advantage', 'NES-026', 'Controller'], ['AC Adapter', 'NES-002', 'Power Supply'],
       ['Power Pad', 'NES-028', 'Controller'], ['Four Score', 'NES-034', 'Adapter'], ['RF Switch', 'NES-003', 'Cable']],
@@ -181,7 +185,7 @@ const PLATFORMS: readonly PlatformDef[] = [
   {
     name: 'Super Nintendo', family: 'nintendo', from: 1990, to: 1998, maker: 'Nintendo', formats: ['Cartridge'],
     weight: 7, handheld: false, px: [25, 110], code: 'SNS-@@@{r}-{R}', budget: "Player's Choice",
-    consoles: [['Console', 'SNS-001', 1991], ['Mini', 'SNS-101', 1997]],
+    consoles: [['Super Nintendo Console', 'SNS-001', 1991], ['Super Nintendo Jr.', 'SNS-101', 1997]],
     accessories: [['Controller', 'SNS-005', 'Controller'], ['Super Scope', 'SNS-013', 'Light Gun'],
       ['Mouse', 'SNS-016', 'Controller'], ['AC Adapter', 'SNS-002', 'Power Supply'],
       ['Super Game Boy', 'SNS-027', 'Adapter'], ['Multitap', null, 'Adapter']],
@@ -189,7 +193,7 @@ const PLATFORMS: readonly PlatformDef[] = [
   {
     name: 'Nintendo 64', family: 'nintendo', from: 1996, to: 2002, maker: 'Nintendo', formats: ['Cartridge'],
     weight: 5, handheld: false, px: [20, 90], code: 'NUS-N@@{r}-{R}', suffix: '64', budget: "Player's Choice",
-    consoles: [['Console', 'NUS-001', 1996], ['Funtastic Console', 'NUS-001', 2000]],
+    consoles: [['Nintendo 64 Console', 'NUS-001', 1996], ['Nintendo 64 Funtastic Console', 'NUS-001', 2000]],
     accessories: [['Controller', 'NUS-005', 'Controller'], ['Controller Pak', 'NUS-004', 'Memory Card'],
       ['Rumble Pak', 'NUS-013', 'Expansion'], ['Expansion Pak', 'NUS-007', 'Expansion'],
       ['Transfer Pak', 'NUS-019', 'Adapter'], ['AC Adapter', 'NUS-002', 'Power Supply']],
@@ -197,7 +201,7 @@ const PLATFORMS: readonly PlatformDef[] = [
   {
     name: 'GameCube', family: 'nintendo', from: 2001, to: 2007, maker: 'Nintendo', formats: ['Mini DVD'], weight: 5,
     handheld: false, px: [25, 110], code: 'DOL-G@@{r}-{R}', budget: "Player's Choice",
-    consoles: [['Console', 'DOL-001', 2001], ['Console', 'DOL-101', 2004]],
+    consoles: [['GameCube Console', 'DOL-001', 2001], ['GameCube Console', 'DOL-101', 2004]],
     accessories: [['Controller', 'DOL-003', 'Controller'], ['WaveBird Wireless Controller', 'DOL-004', 'Controller'],
       ['Memory Card 251', 'DOL-008', 'Memory Card'], ['Game Boy Player', 'DOL-017', 'Adapter'],
       ['Broadband Adapter', 'DOL-015', 'Adapter']],
@@ -205,7 +209,11 @@ const PLATFORMS: readonly PlatformDef[] = [
   {
     name: 'Wii', family: 'nintendo', from: 2006, to: 2013, maker: 'Nintendo', formats: ['DVD'], weight: 7,
     handheld: false, px: [10, 50], code: 'RVL-R@@{r}-{R}', budget: 'Nintendo Selects',
-    consoles: [['Console', 'RVL-001', 2006], ['Family Edition', 'RVL-101', 2011], ['Mini', 'RVL-201', 2012]],
+    consoles: [
+      ['Wii Console', 'RVL-001', 2006],
+      ['Wii Family Edition', 'RVL-101', 2011],
+      ['Wii Mini', 'RVL-201', 2012],
+    ],
     accessories: [['Remote', 'RVL-003', 'Controller'], ['Nunchuk', 'RVL-004', 'Controller'],
       ['Classic Controller', 'RVL-005', 'Controller'], ['Remote Plus', 'RVL-036', 'Controller'],
       ['Balance Board', 'RVL-021', 'Controller'], ['MotionPlus', 'RVL-026', 'Expansion'],
@@ -214,7 +222,7 @@ const PLATFORMS: readonly PlatformDef[] = [
   {
     name: 'Wii U', family: 'nintendo', from: 2012, to: 2017, maker: 'Nintendo', formats: ['Wii U Optical Disc'],
     weight: 3, handheld: false, px: [12, 90], code: 'WUP-P-A@@{r}', budget: 'Nintendo Selects',
-    consoles: [['Basic Set', 'WUP-101', 2012], ['Deluxe Set', 'WUP-101', 2012]],
+    consoles: [['Wii U Basic Set (8GB)', 'WUP-101', 2012], ['Wii U Deluxe Set (32GB)', 'WUP-101', 2012]],
     accessories: [['Pro Controller', 'WUP-005', 'Controller'], ['GamePad', 'WUP-010', 'Controller'],
       ['AC Adapter', 'WUP-002', 'Power Supply']],
   },
@@ -222,8 +230,12 @@ const PLATFORMS: readonly PlatformDef[] = [
     name: 'Nintendo Switch', family: 'nintendo', from: 2017, to: 2025, maker: 'Nintendo',
     formats: ['Game Card', 'Game Card', 'Game Card', 'Game Card', 'Digital code card'], weight: 7, handheld: false,
     px: [30, 220], code: 'HAC-P-A@@@{r}',
-    consoles: [['Console', 'HAC-001', 2017], ['Console (Extended Battery)', 'HAC-001(-01)', 2019],
-      ['Lite', 'HDH-001', 2019], ['OLED Model', 'HEG-001', 2021]],
+    consoles: [
+      ['Nintendo Switch Console', 'HAC-001', 2017],
+      ['Nintendo Switch Console (Extended Battery)', 'HAC-001(-01)', 2019],
+      ['Nintendo Switch Lite', 'HDH-001', 2019],
+      ['Nintendo Switch OLED Model', 'HEG-001', 2021],
+    ],
     accessories: [['Pro Controller', 'HAC-013', 'Controller'], ['Joy-Con (L)', 'HAC-015', 'Controller'],
       ['Joy-Con (R)', 'HAC-016', 'Controller'], ['Joy-Con Charging Grip', 'HAC-012', 'Power Supply'],
       ['Dock', 'HAC-007', 'Adapter'], ['AC Adapter', 'HAC-002', 'Power Supply']],
@@ -231,69 +243,82 @@ const PLATFORMS: readonly PlatformDef[] = [
   {
     name: 'Game Boy', family: 'nintendo', from: 1989, to: 2001, maker: 'Nintendo', formats: ['Cartridge'], weight: 5,
     handheld: true, px: [12, 60], code: 'DMG-@@{r}-{R}',
-    consoles: [['Original', 'DMG-01', 1989], ['Pocket', 'MGB-001', 1996]],
+    consoles: [['Game Boy', 'DMG-01', 1989], ['Game Boy Pocket', 'MGB-001', 1996]],
     accessories: [['Link Cable', 'DMG-04', 'Cable'], ['Printer', 'MGB-007', 'Peripheral'],
       ['Camera', 'MGB-006', 'Peripheral']],
   },
   {
     name: 'Game Boy Color', family: 'nintendo', from: 1998, to: 2003, maker: 'Nintendo', formats: ['Cartridge'],
     weight: 3, handheld: true, px: [15, 65], code: 'CGB-B@@{r}-{R}',
-    consoles: [['Console', 'CGB-001', 1998]],
+    consoles: [['Game Boy Color Console', 'CGB-001', 1998]],
     accessories: [['Link Cable', 'CGB-003', 'Cable']],
   },
   {
     name: 'Game Boy Advance', family: 'nintendo', from: 2001, to: 2008, maker: 'Nintendo', formats: ['Cartridge'],
     weight: 6, handheld: true, px: [15, 60], code: 'AGB-A@@{r}-{R}', suffix: 'Advance',
-    consoles: [['Console', 'AGB-001', 2001], ['SP', 'AGS-001', 2003], ['SP (Backlit)', 'AGS-101', 2005],
-      ['Micro', 'OXY-001', 2005]],
+    consoles: [
+      ['Game Boy Advance Console', 'AGB-001', 2001],
+      ['Game Boy Advance SP', 'AGS-001', 2003],
+      ['Game Boy Advance SP (Backlit)', 'AGS-101', 2005],
+      ['Game Boy Micro', 'OXY-001', 2005],
+    ],
     accessories: [['Link Cable', 'AGB-005', 'Cable'], ['e-Reader', 'AGB-014', 'Peripheral'],
       ['Wireless Adapter', 'AGB-015', 'Adapter'], ['SP AC Adapter', 'AGS-002', 'Power Supply']],
   },
   {
     name: 'Nintendo DS', family: 'nintendo', from: 2004, to: 2014, maker: 'Nintendo', formats: ['Game Card'],
     weight: 7, handheld: true, px: [10, 45], code: 'NTR-A@@{r}-{R}', suffix: 'DS',
-    consoles: [['Console', 'NTR-001', 2004], ['Lite', 'USG-001', 2006], ['DSi', 'TWL-001', 2008],
-      ['DSi XL', 'UTL-001', 2009]],
+    consoles: [
+      ['Nintendo DS', 'NTR-001', 2004],
+      ['Nintendo DS Lite', 'USG-001', 2006],
+      ['Nintendo DSi', 'TWL-001', 2008],
+      ['Nintendo DSi XL', 'UTL-001', 2009],
+    ],
     accessories: [['Stylus', 'NTR-004', 'Accessory'], ['Rumble Pak', 'NTR-008', 'Expansion'],
       ['Lite AC Adapter', 'USG-002', 'Power Supply']],
   },
   {
     name: 'Nintendo 3DS', family: 'nintendo', from: 2011, to: 2019, maker: 'Nintendo', formats: ['Game Card'],
     weight: 5, handheld: true, px: [14, 110], code: 'CTR-P-A@@{r}', suffix: '3D', budget: 'Nintendo Selects',
-    consoles: [['Console', 'CTR-001', 2011], ['XL', 'SPR-001', 2012], ['2DS', 'FTR-001', 2013],
-      ['New 3DS XL', 'RED-001', 2015], ['New 2DS XL', 'JAN-001', 2017]],
+    consoles: [
+      ['Nintendo 3DS', 'CTR-001', 2011],
+      ['Nintendo 3DS XL', 'SPR-001', 2012],
+      ['Nintendo 2DS', 'FTR-001', 2013],
+      ['New Nintendo 3DS XL', 'RED-001', 2015],
+      ['New Nintendo 2DS XL', 'JAN-001', 2017],
+    ],
     accessories: [['Circle Pad Pro', 'CTR-009', 'Controller'], ['AC Adapter', 'WAP-002', 'Power Supply']],
   },
   {
     name: 'Virtual Boy', family: 'nintendo', from: 1995, to: 1996, maker: 'Nintendo', formats: ['Cartridge'],
     weight: 0.3, handheld: false, px: [40, 250], code: 'VUE-V@@{r}-{R}',
-    consoles: [['Console', 'VUE-001', 1995]],
+    consoles: [['Virtual Boy Console', 'VUE-001', 1995]],
     accessories: [['Controller', 'VUE-005', 'Controller']],
   },
   {
     name: 'Sega Genesis', family: 'sega', from: 1989, to: 1997, maker: 'Sega', formats: ['Cartridge'], weight: 6,
     handheld: false, px: [12, 70], code: '####',
-    consoles: [['Model 1', 'MK-1601', 1989], ['Model 2', 'MK-1631', 1993]],
+    consoles: [['Sega Genesis Model 1', 'MK-1601', 1989], ['Sega Genesis Model 2', 'MK-1631', 1993]],
     accessories: [['Control Pad', 'MK-1650', 'Controller'], ['6 Button Arcade Pad', 'MK-1653', 'Controller'],
       ['Power Base Converter', 'MK-1690', 'Adapter'], ['AC Adapter', null, 'Power Supply']],
   },
   {
     name: 'Sega CD', family: 'sega', from: 1992, to: 1996, maker: 'Sega', formats: ['CD-ROM'], weight: 0.8,
     handheld: false, px: [25, 150], code: 'T-####',
-    consoles: [['Model 1', 'MK-4101', 1992], ['Model 2', 'MK-4102', 1993]],
+    consoles: [['Sega CD Model 1', 'MK-4101', 1992], ['Sega CD Model 2', 'MK-4102', 1993]],
     accessories: [['Backup RAM Cartridge', null, 'Memory Card']],
   },
   {
     name: 'Sega Saturn', family: 'sega', from: 1994, to: 2000, maker: 'Sega', formats: ['CD-ROM'], weight: 2,
     handheld: false, px: [45, 150], code: 'T-#####H',
-    consoles: [['Console', 'MK-80000', 1995], ['Console (Model 2)', 'MK-80000A', 1996]],
+    consoles: [['Sega Saturn Console', 'MK-80000', 1995], ['Sega Saturn Console (Model 2)', 'MK-80000A', 1996]],
     accessories: [['Control Pad', null, 'Controller'], ['3D Control Pad', null, 'Controller'],
       ['Virtua Gun', null, 'Light Gun'], ['Backup Memory', null, 'Memory Card']],
   },
   {
     name: 'Dreamcast', family: 'sega', from: 1998, to: 2002, maker: 'Sega', formats: ['GD-ROM'], weight: 3,
     handheld: false, px: [20, 120], code: 'T-#####N',
-    consoles: [['Console', 'HKT-3020', 1999]],
+    consoles: [['Dreamcast Console', 'HKT-3020', 1999]],
     accessories: [['Controller', 'HKT-7700', 'Controller'], ['Visual Memory Unit', 'HKT-7000', 'Memory Card'],
       ['Jump Pack', 'HKT-8600', 'Expansion'], ['Arcade Stick', 'HKT-7300', 'Controller'],
       ['Keyboard', null, 'Peripheral']],
@@ -301,21 +326,25 @@ const PLATFORMS: readonly PlatformDef[] = [
   {
     name: 'Master System', family: 'sega', from: 1986, to: 1993, maker: 'Sega', formats: ['Cartridge', 'Cartridge',
       'Sega Card'], weight: 1.5, handheld: false, px: [15, 70], code: '####',
-    consoles: [['Console', '3010', 1986], ['Master System II', null, 1990]],
+    consoles: [['Master System Console', '3010', 1986], ['Master System II', null, 1990]],
     accessories: [['Control Pad', '3020', 'Controller'], ['Light Phaser', '3050', 'Light Gun'],
       ['3-D Glasses', null, 'Peripheral']],
   },
   {
     name: 'Game Gear', family: 'sega', from: 1990, to: 1997, maker: 'Sega', formats: ['Cartridge'], weight: 1.5,
     handheld: true, px: [10, 80], code: '2###',
-    consoles: [['Console', null, 1991]],
+    consoles: [['Game Gear Console', null, 1991]],
     accessories: [['TV Tuner', null, 'Adapter'], ['AC Adapter', null, 'Power Supply']],
   },
   {
     name: 'PlayStation', family: 'sony', from: 1995, to: 2004, maker: 'Sony', formats: ['CD-ROM'], weight: 8,
     handheld: false, px: [12, 60], code: 'SL{S}-0####', budget: 'Greatest Hits',
-    consoles: [['Console', 'SCPH-1001', 1995], ['Console', 'SCPH-5501', 1996], ['Console', 'SCPH-9001', 1999],
-      ['PSone', 'SCPH-101', 2000]],
+    consoles: [
+      ['PlayStation Console', 'SCPH-1001', 1995],
+      ['PlayStation Console', 'SCPH-5501', 1996],
+      ['PlayStation Console', 'SCPH-9001', 1999],
+      ['PSone', 'SCPH-101', 2000],
+    ],
     accessories: [['Controller', 'SCPH-1080', 'Controller'], ['Dual Analog Controller', 'SCPH-1180', 'Controller'],
       ['DualShock Analog Controller', 'SCPH-1200', 'Controller'], ['Memory Card', 'SCPH-1020', 'Memory Card'],
       ['Multitap', 'SCPH-1070', 'Adapter'], ['Mouse', 'SCPH-1090', 'Controller']],
@@ -323,8 +352,13 @@ const PLATFORMS: readonly PlatformDef[] = [
   {
     name: 'PlayStation 2', family: 'sony', from: 2000, to: 2013, maker: 'Sony', formats: ['DVD', 'DVD', 'DVD',
       'CD-ROM'], weight: 10, handheld: false, px: [8, 70], code: 'SL{S}-2####', budget: 'Greatest Hits',
-    consoles: [['Console', 'SCPH-30001', 2000], ['Console', 'SCPH-39001', 2002], ['Console', 'SCPH-50001', 2003],
-      ['Slim', 'SCPH-70012', 2004], ['Slim', 'SCPH-90001', 2007]],
+    consoles: [
+      ['PlayStation 2 Console', 'SCPH-30001', 2000],
+      ['PlayStation 2 Console', 'SCPH-39001', 2002],
+      ['PlayStation 2 Console', 'SCPH-50001', 2003],
+      ['PlayStation 2 Slim', 'SCPH-70012', 2004],
+      ['PlayStation 2 Slim', 'SCPH-90001', 2007],
+    ],
     accessories: [['DualShock 2 Controller', 'SCPH-10010', 'Controller'],
       ['Memory Card (8MB)', 'SCPH-10020', 'Memory Card'], ['Vertical Stand', 'SCPH-10040', 'Stand'],
       ['Network Adapter', 'SCPH-10281', 'Adapter'], ['EyeToy USB Camera', null, 'Peripheral']],
@@ -332,7 +366,11 @@ const PLATFORMS: readonly PlatformDef[] = [
   {
     name: 'PlayStation 3', family: 'sony', from: 2006, to: 2017, maker: 'Sony', formats: ['Blu-ray'], weight: 6,
     handheld: false, px: [8, 90], code: 'BL{S}-3####', budget: 'Greatest Hits',
-    consoles: [['Console (60GB)', 'CECHA01', 2006], ['Slim', 'CECH-2001A', 2009], ['Super Slim', 'CECH-4001B', 2012]],
+    consoles: [
+      ['PlayStation 3 Console (60GB)', 'CECHA01', 2006],
+      ['PlayStation 3 Slim', 'CECH-2001A', 2009],
+      ['PlayStation 3 Super Slim', 'CECH-4001B', 2012],
+    ],
     accessories: [['DualShock 3 Wireless Controller', 'CECHZC2U', 'Controller'],
       ['Sixaxis Wireless Controller', 'CECHZC1U', 'Controller'],
       ['Move Motion Controller', 'CECH-ZCM1U', 'Controller'], ['Eye Camera', 'SLEH-00448', 'Peripheral']],
@@ -340,7 +378,11 @@ const PLATFORMS: readonly PlatformDef[] = [
   {
     name: 'PlayStation 4', family: 'sony', from: 2013, to: 2024, maker: 'Sony', formats: ['Blu-ray'], weight: 6,
     handheld: false, px: [12, 160], code: 'CUSA-#####', budget: 'PlayStation Hits',
-    consoles: [['Console', 'CUH-1001A', 2013], ['Slim', 'CUH-2015A', 2016], ['Pro', 'CUH-7015B', 2016]],
+    consoles: [
+      ['PlayStation 4 Console', 'CUH-1001A', 2013],
+      ['PlayStation 4 Slim', 'CUH-2015A', 2016],
+      ['PlayStation 4 Pro', 'CUH-7015B', 2016],
+    ],
     accessories: [['DualShock 4 Wireless Controller', 'CUH-ZCT1U', 'Controller'],
       ['DualShock 4 Wireless Controller (v2)', 'CUH-ZCT2U', 'Controller'], ['Camera', 'CUH-ZEY1', 'Peripheral'],
       ['VR Headset', 'CUH-ZVR1', 'Peripheral'], ['Charging Station', 'CUH-ZDC1', 'Power Supply']],
@@ -349,8 +391,12 @@ const PLATFORMS: readonly PlatformDef[] = [
     name: 'PlayStation 5', family: 'sony', from: 2020, to: 2025, maker: 'Sony', formats: ['Ultra HD Blu-ray',
       'Ultra HD Blu-ray', 'Ultra HD Blu-ray', 'Digital code card'], weight: 4, handheld: false, px: [25, 380],
     code: 'PPSA-#####',
-    consoles: [['Console', 'CFI-1015A', 2020], ['Digital Edition', 'CFI-1015B', 2020], ['Slim', 'CFI-2015', 2023],
-      ['Pro', null, 2024]],
+    consoles: [
+      ['PlayStation 5 Console', 'CFI-1015A', 2020],
+      ['PlayStation 5 Digital Edition', 'CFI-1015B', 2020],
+      ['PlayStation 5 Slim', 'CFI-2015', 2023],
+      ['PlayStation 5 Pro', null, 2024],
+    ],
     accessories: [['DualSense Wireless Controller', 'CFI-ZCT1W', 'Controller'],
       ['DualSense Edge Wireless Controller', 'CFI-ZCP1', 'Controller'],
       ['Pulse 3D Wireless Headset', 'CFI-ZWH1', 'Audio'], ['HD Camera', 'CFI-ZEY1', 'Peripheral'],
@@ -359,36 +405,50 @@ const PLATFORMS: readonly PlatformDef[] = [
   {
     name: 'PSP', family: 'sony', from: 2005, to: 2014, maker: 'Sony', formats: ['UMD'], weight: 4, handheld: true,
     px: [10, 70], code: 'UL{S}-#####', suffix: 'Portable', budget: 'Greatest Hits',
-    consoles: [['PSP-1000', 'PSP-1001', 2005], ['PSP-2000', 'PSP-2001', 2007], ['PSP-3000', 'PSP-3001', 2008],
-      ['PSP Go', 'PSPN-1001', 2009], ['PSP Street', 'PSP-E1004', 2011]],
+    consoles: [
+      ['PSP-1000', 'PSP-1001', 2005],
+      ['PSP-2000 Slim & Lite', 'PSP-2001', 2007],
+      ['PSP-3000', 'PSP-3001', 2008],
+      ['PSP Go', 'PSPN-1001', 2009],
+      ['PSP Street', 'PSP-E1004', 2011],
+    ],
     accessories: [['Battery Pack', 'PSP-110', 'Power Supply'], ['Go!Cam', 'PSP-450', 'Peripheral'],
       ['AC Adapter', null, 'Power Supply']],
   },
   {
     name: 'PS Vita', family: 'sony', from: 2012, to: 2019, maker: 'Sony', formats: ['PS Vita Card'], weight: 1.5,
     handheld: true, px: [20, 150], code: 'PCSE-00###',
-    consoles: [['Wi-Fi', 'PCH-1001', 2012], ['3G/Wi-Fi', 'PCH-1101', 2012], ['Slim', 'PCH-2001', 2014]],
+    consoles: [
+      ['PS Vita Wi-Fi', 'PCH-1001', 2012],
+      ['PS Vita 3G/Wi-Fi', 'PCH-1101', 2012],
+      ['PS Vita Slim', 'PCH-2001', 2014],
+    ],
     accessories: [['Memory Card', null, 'Memory Card'], ['PlayStation TV', 'VTE-1001', 'Adapter']],
   },
   {
     name: 'Xbox', family: 'microsoft', from: 2001, to: 2008, maker: 'Microsoft', formats: ['DVD'], weight: 4,
     handheld: false, px: [8, 70], code: null, budget: 'Platinum Hits',
-    consoles: [['Console', null, 2001], ['Crystal Edition', null, 2003]],
+    consoles: [['Xbox Console', null, 2001], ['Xbox Crystal Edition', null, 2003]],
     accessories: [['Controller S', null, 'Controller'], ['Live Starter Kit', null, 'Audio'],
       ['DVD Movie Playback Kit', null, 'Peripheral'], ['Memory Unit', null, 'Memory Card']],
   },
   {
     name: 'Xbox 360', family: 'microsoft', from: 2005, to: 2016, maker: 'Microsoft', formats: ['DVD'], weight: 6,
     handheld: false, px: [7, 60], code: null, budget: 'Platinum Hits',
-    consoles: [['Pro', null, 2005], ['Arcade', null, 2007], ['Elite', null, 2007], ['S', '1439', 2010],
-      ['E', '1538', 2013]],
+    consoles: [
+      ['Xbox 360 Pro', null, 2005],
+      ['Xbox 360 Arcade', null, 2007],
+      ['Xbox 360 Elite', null, 2007],
+      ['Xbox 360 S', '1439', 2010],
+      ['Xbox 360 E', '1538', 2013],
+    ],
     accessories: [['Wireless Controller', '1403', 'Controller'], ['Kinect Sensor', '1414', 'Peripheral'],
       ['Play & Charge Kit', null, 'Power Supply'], ['Wireless Network Adapter', null, 'Adapter']],
   },
   {
     name: 'Xbox One', family: 'microsoft', from: 2013, to: 2021, maker: 'Microsoft', formats: ['Blu-ray', 'Blu-ray',
       'Blu-ray', 'Digital code card'], weight: 4, handheld: false, px: [8, 120], code: null,
-    consoles: [['Console', '1540', 2013], ['S', '1681', 2016], ['X', '1787', 2017]],
+    consoles: [['Xbox One Console', '1540', 2013], ['Xbox One S', '1681', 2016], ['Xbox One X', '1787', 2017]],
     accessories: [['Wireless Controller', '1537', 'Controller'], ['Wireless Controller', '1708', 'Controller'],
       ['Elite Wireless Controller', '1698', 'Controller'], ['Kinect', '1520', 'Peripheral']],
   },
@@ -396,7 +456,7 @@ const PLATFORMS: readonly PlatformDef[] = [
     name: 'Xbox Series X', family: 'microsoft', from: 2020, to: 2025, maker: 'Microsoft', formats: [
       'Ultra HD Blu-ray', 'Ultra HD Blu-ray', 'Digital code card'], weight: 2.5, handheld: false, px: [25, 380],
     code: null,
-    consoles: [['Console', '1882', 2020]],
+    consoles: [['Xbox Series X Console', '1882', 2020]],
     accessories: [['Wireless Controller', '1914', 'Controller'], ['Elite Wireless Controller Series 2', '1797',
       'Controller'], ['Storage Expansion Card', null, 'Memory Card']],
   },
@@ -405,8 +465,12 @@ const PLATFORMS: readonly PlatformDef[] = [
     handheld: false, px: [5, 60], code: 'CX26##',
     publishers: ['Atari', 'Activision', 'Imagic', 'Parker Brothers', 'Coleco', 'Mattel Electronics', 'Sega',
       'Data Age', 'Spectravision', 'US Games', 'Absolute Entertainment', 'Tigervision'],
-    consoles: [['Heavy Sixer', 'CX2600', 1977], ['Light Sixer', 'CX2600', 1978], ['Four-Switch', 'CX2600A', 1980],
-      ['Jr.', 'CX2600A', 1986]],
+    consoles: [
+      ['Atari 2600 Heavy Sixer', 'CX2600', 1977],
+      ['Atari 2600 Light Sixer', 'CX2600', 1978],
+      ['Atari 2600 Four-Switch', 'CX2600A', 1980],
+      ['Atari 2600 Jr.', 'CX2600A', 1986],
+    ],
     accessories: [['Joystick', 'CX40', 'Controller'], ['Paddle Controllers', 'CX30', 'Controller'],
       ['Keyboard Controllers', 'CX50', 'Controller']],
   },
@@ -414,49 +478,52 @@ const PLATFORMS: readonly PlatformDef[] = [
     name: 'Atari 7800', family: 'atari', from: 1986, to: 1991, maker: 'Atari', formats: ['Cartridge'], weight: 0.6,
     handheld: false, px: [8, 80], code: 'CX78##',
     publishers: ['Atari', 'Absolute Entertainment', 'Activision', 'Froggo'],
-    consoles: [['ProSystem', 'CX7800', 1986]],
+    consoles: [['Atari 7800 ProSystem', 'CX7800', 1986]],
     accessories: [['ProLine Joystick', 'CX24', 'Controller']],
   },
   {
     name: 'Atari Jaguar', family: 'atari', from: 1993, to: 1996, maker: 'Atari', formats: ['Cartridge'], weight: 0.5,
     handheld: false, px: [30, 160], code: null,
     publishers: ['Atari', 'Telegames', 'Ubisoft', 'Time Warner Interactive', 'Interplay'],
-    consoles: [['Console', null, 1993]],
+    consoles: [['Atari Jaguar Console', null, 1993]],
     accessories: [['Controller', null, 'Controller'], ['Pro Controller', null, 'Controller']],
   },
   {
     name: 'Neo Geo', family: 'snk', from: 1990, to: 2004, maker: 'SNK', formats: ['Cartridge'], weight: 0.8,
     handheld: false, px: [250, 500], code: 'NGH-0##',
     publishers: ['SNK', 'ADK', 'Data East', 'Visco', 'Saurus', 'Sunsoft', 'Technōs Japan', 'Video System'],
-    consoles: [['AES Console', null, 1990]],
+    consoles: [['Neo Geo AES Console', null, 1990]],
     accessories: [['Joystick Controller', null, 'Controller'], ['Memory Card', null, 'Memory Card']],
   },
   {
     name: 'TurboGrafx-16', family: 'nec', from: 1989, to: 1994, maker: 'NEC', formats: ['TurboChip', 'TurboChip',
       'CD-ROM'], weight: 1, handheld: false, px: [35, 140], code: 'TGX0#0###',
     publishers: ['NEC', 'Hudson Soft', 'Working Designs', 'Irem', 'Namco', 'Taito', 'Turbo Technologies'],
-    consoles: [['Console', null, 1989], ['TurboDuo', null, 1992]],
+    consoles: [['TurboGrafx-16 Console', null, 1989], ['TurboDuo', null, 1992]],
     accessories: [['TurboPad', null, 'Controller'], ['TurboTap', null, 'Adapter'], ['TurboStick', null, 'Controller']],
   },
   {
     name: 'ColecoVision', family: 'other', from: 1982, to: 1985, maker: 'Coleco', formats: ['Cartridge'], weight: 0.5,
     handheld: false, px: [10, 120], code: null,
     publishers: ['Coleco', 'Parker Brothers', 'Activision', 'Sega', 'Imagic', 'Epyx'],
-    consoles: [['Console', null, 1982]],
+    consoles: [['ColecoVision Console', null, 1982]],
     accessories: [['Controller', null, 'Controller'], ['Expansion Module #2 Driving Controller', null, 'Controller']],
   },
   {
     name: 'Intellivision', family: 'other', from: 1979, to: 1990, maker: 'Mattel Electronics', formats: ['Cartridge'],
     weight: 0.6, handheld: false, px: [5, 70], code: null,
     publishers: ['Mattel Electronics', 'INTV Corporation', 'Activision', 'Imagic', 'Parker Brothers', 'Coleco'],
-    consoles: [['Console', null, 1979], ['Intellivision II', null, 1983]],
+    consoles: [['Intellivision Console', null, 1979], ['Intellivision II', null, 1983]],
     accessories: [['Intellivoice', null, 'Peripheral']],
   },
   {
     name: '3DO', family: 'other', from: 1993, to: 1996, maker: 'Panasonic', formats: ['CD-ROM'], weight: 0.5,
     handheld: false, px: [20, 160], code: null,
     publishers: ['The 3DO Company', 'Crystal Dynamics', 'Electronic Arts', 'Panasonic', 'Interplay'],
-    consoles: [['FZ-1 R.E.A.L. Multiplayer', 'FZ-1', 1993], ['FZ-10 R.E.A.L. Multiplayer', 'FZ-10', 1994]],
+    consoles: [
+      ['Panasonic 3DO FZ-1 R.E.A.L. Interactive Multiplayer', 'FZ-1', 1993],
+      ['Panasonic 3DO FZ-10 R.E.A.L. Interactive Multiplayer', 'FZ-10', 1994],
+    ],
     accessories: [['Control Pad', null, 'Controller']],
   },
 ];
@@ -792,7 +859,8 @@ const ACCESSORY_BRANDS: readonly (readonly [string, number, string])[] = [
 /** [kind, subCategory] */
 const HOME_KINDS: readonly (readonly [string, string])[] = [['Controller', 'Controller'], ['Controller', 'Controller'],
   ['Arcade Stick', 'Controller'], ['AV Cable', 'Cable'], ['AC Adapter', 'Power Supply'], ['Memory Card', 'Memory Card'],
-  ['Carrying Case', 'Case'], ['Steering Wheel', 'Controller'], ['Light Gun', 'Light Gun'], ['Extension Cable', 'Cable']];
+  ['Carrying Case', 'Case'], ['Steering Wheel', 'Controller'], ['Light Gun', 'Light Gun'],
+  ['Extension Cable', 'Cable']];
 const HANDHELD_KINDS: readonly (readonly [string, string])[] = [['Carrying Case', 'Case'], ['Link Cable', 'Cable'],
   ['AC Adapter', 'Power Supply'], ['Battery Pack', 'Power Supply'], ['Screen Magnifier', 'Accessory'],
   ['Car Adapter', 'Power Supply']];
@@ -917,7 +985,9 @@ function makeCtx(seed: number, now: Date): Ctx {
       eraPublishers: ERAS.map((e, i) => e.publishers.filter((n) => allowedOn(n, def.family, i))),
       eraDevelopers: ERAS.map((e, i) => e.developers.filter((n) => allowedOn(n, def.family, i))),
       code: compileCode(def.code),
-      franchises: FRANCHISES.filter((f) => (f[2] === null || f[2] === def.family) && f[3] <= to),
+      // Platforms with their own publisher list only get franchises of those publishers.
+      franchises: FRANCHISES.filter((f) => (f[2] === null || f[2] === def.family) && f[3] <= to
+        && (def.publishers === undefined || def.publishers.includes(f[1]))),
     });
   }
   if (run.length === 0) throw new RangeError('now is earlier than every platform in the demo catalogue');
@@ -1090,15 +1160,15 @@ function buildItem(ctx: Ctx, r: Rng, id: number): DemoCatalogueItem {
     }
   } else if (k.category === 'console') {
     const cd = k.console as ConsoleDef;
-    const variant = cd[1] === null || r.chance(0.5) ? cd[0] : `${cd[0]} (${cd[1]})`;
+    const product = cd[1] === null || r.chance(0.5) ? cd[0] : `${cd[0]} (${cd[1]})`;
     const v = r.next();
     let bundle: string | null = null;
     if (v < 0.15 && p.franchises.length > 0) {
       const f = r.pick(p.franchises);
       if (f[2] === def.family && f[3] <= k.year) bundle = `${f[0]} Bundle`;
     }
-    name = bundle !== null ? `${def.name} ${variant} - ${bundle}`
-      : v < 0.45 ? `${def.name} ${variant} - ${r.pick(CONSOLE_COLOURS)}` : `${def.name} ${variant}`;
+    name = bundle !== null ? `${product} - ${bundle}`
+      : v < 0.45 ? `${product} - ${r.pick(CONSOLE_COLOURS)}` : product;
     subCategory = bundle !== null ? 'Bundle' : def.handheld ? 'Handheld Console' : 'Home Console';
     modelNumber = cd[1];
     developer = orNull(r, 0.1, def.maker);
@@ -1106,7 +1176,7 @@ function buildItem(ctx: Ctx, r: Rng, id: number): DemoCatalogueItem {
     manufacturer = def.maker;
     genre = null;
     format = null;
-    description = orNull(r, 0.06, `${def.name} ${cd[0]} by ${def.maker}, released in ${k.year}. ${r.pick([
+    description = orNull(r, 0.06, `${cd[0]} by ${def.maker}, released in ${k.year}. ${r.pick([
       'Includes the console, power supply and AV cable.', 'Console only, no controllers.',
       'Boxed with inserts and manual.', 'Tested and working; minor cosmetic wear.',
       'Region-locked to its launch territory.'])}`);
@@ -1122,7 +1192,7 @@ function buildItem(ctx: Ctx, r: Rng, id: number): DemoCatalogueItem {
       modelNumber = a[1];
       manufacturer = def.maker;
       publisher = orNull(r, 0.2, def.maker);
-      description = orNull(r, 0.08, `Official ${def.maker} ${a[0].toLowerCase()} for the ${def.name}.`);
+      description = orNull(r, 0.08, `Official ${def.maker} ${a[0]} for the ${def.name}.`);
     } else {
       let brand = r.pick(ACCESSORY_BRANDS);
       if (brand[1] > p.to) brand = ACCESSORY_BRANDS[1] as (typeof ACCESSORY_BRANDS)[number];
@@ -1134,7 +1204,7 @@ function buildItem(ctx: Ctx, r: Rng, id: number): DemoCatalogueItem {
       publisher = orNull(r, 0.5, brand[0]);
       const lo = Math.max(def.from, brand[1]);
       if (lo <= p.to) k.year = r.intBetween(lo, p.to);
-      description = orNull(r, 0.15, `Third-party ${kind[0].toLowerCase()} by ${brand[0]} for the ${def.name}.`);
+      description = orNull(r, 0.15, `Third-party ${kind[0]} made by ${brand[0]} for the ${def.name}.`);
     }
   }
 
@@ -1245,12 +1315,8 @@ function priceRecords(ctx: Ctx, itemRng: Rng, priceRng: Rng, id: number): Datase
   const r = priceRng.reset(rowSeed(ctx.seed, id, SALT_PRICE));
   if (k.pin === null && r.chance(0.04)) return [];
   const upc = upcFor(ctx.seed, id);
-  const latest: DatasetPrice = {
-    masterItemId: id,
-    upc,
-    ...pricePoints(r, k),
-    scrapeDate: '',
-  };
+  const points = pricePoints(r, k);
+  const latest: DatasetPrice = { masterItemId: id, upc, ...points, scrapeDate: '' };
   if (!r.chance(0.06)) {
     latest.scrapeDate = iso(ctx.nowMs - r.between(MINUTE, 30 * DAY));
     return [latest];
@@ -1259,7 +1325,7 @@ function priceRecords(ctx: Ctx, itemRng: Rng, priceRng: Rng, id: number): Datase
   const older: DatasetPrice = {
     masterItemId: id,
     upc,
-    ...earlierPoints(r, latest),
+    ...earlierPoints(r, points),
     scrapeDate: iso(ctx.nowMs - r.between(15 * DAY, 30 * DAY)),
   };
   return r.chance(0.5) ? [older, latest] : [latest, older];
@@ -1541,7 +1607,8 @@ function buildSocial(ctx: Ctx, items: number): Social {
       row: {
         account: seller,
         masterItemId: source.masterItemId,
-        title: `${info.item.name} - ${info.item.platform} (${CONDITION_LABEL[source.condition]})${r.pick(TITLE_TAILS)}`,
+        title: `${info.item.name.includes(info.item.platform) ? info.item.name
+          : `${info.item.name} - ${info.item.platform}`} (${CONDITION_LABEL[source.condition]})${r.pick(TITLE_TAILS)}`,
         condition: source.condition,
         status,
         price,
@@ -1596,7 +1663,8 @@ function buildSocial(ctx: Ctx, items: number): Social {
   const addOffer = (offerer: string, l: ListingDraft, status: DatasetOffer['status'], createdMs: number,
     amount: number, trade: DatasetCollectionItem | null): void => {
     const tradeName = trade !== null ? b.lookup(trade.masterItemId).item.name : '';
-    const message = trade !== null
+    const message = trade !== null && amount === 0 ? `Straight swap for my ${tradeName}?`
+      : trade !== null
       ? r.pick([`Would you trade for my ${tradeName}? I'd add $${money(amount)}.`,
         `Offering my ${tradeName} (${CONDITION_LABEL[trade.condition]}) + $${money(amount)}, smoke-free home.`])
       : r.pick([`Would you take $${money(amount)}?`, `Hi! Can you do $${money(amount)} shipped?`,
@@ -1638,7 +1706,9 @@ function buildSocial(ctx: Ctx, items: number): Social {
       else status = r.pick(['PENDING', 'PENDING', 'PENDING', 'DECLINED', 'WITHDRAWN', 'EXPIRED'] as const);
       if (status === 'EXPIRED' && createdMs > now - 3 * DAY) status = 'PENDING';
       const trade = l.row.acceptsTrade && trades.length > 0 && r.chance(0.5) ? r.pick(trades) : null;
-      const amount = round2(l.row.price * (trade !== null ? r.between(0.1, 0.5) : r.between(0.6, 0.95)));
+      let amount = round2(l.row.price * (trade !== null ? r.between(0, 0.5) : r.between(0.6, 0.95)));
+      // Cash on top of a trade is a round-ish sum or nothing.
+      if (trade !== null) amount = amount < 5 ? 0 : Math.round(amount);
       addOffer(offerer, l, status, createdMs, amount, trade);
     }
   }

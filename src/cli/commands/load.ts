@@ -1,0 +1,37 @@
+import { readFile } from 'node:fs/promises';
+import { Command } from 'commander';
+import { InputError } from '../../admin/input-error.js';
+import { loadDataset } from '../../store/load/load-dataset.js';
+import { endProgress, print, printJson, progressReporter, withStore } from '../context.js';
+
+export function loadCommand(): Command {
+  return new Command('load')
+    .description('load a dataset file (accounts, keys, catalogue, prices, collection, listings, offers, transactions); all or nothing')
+    .argument('<file>', 'dataset JSON file')
+    .option('--json', 'print { "accounts": {ref: id}, "keys": {ref: "<full key>"} } as JSON')
+    .action(async (file: string, options: { json?: boolean }) => {
+      let text: string;
+      try {
+        text = await readFile(file, 'utf8');
+      } catch (error) {
+        throw new InputError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+      }
+      let data: unknown;
+      try {
+        data = JSON.parse(text);
+      } catch (error) {
+        throw new InputError(`${file} is not valid JSON: ${(error as Error).message}`);
+      }
+      await withStore(async ({ config, store, now }) => {
+        const result = await loadDataset(store, data as Record<string, unknown>, {
+          keyPrefix: config.keyPrefix,
+          now,
+          onProgress: progressReporter(),
+        });
+        endProgress();
+        if (options.json) return printJson({ accounts: result.accounts, keys: result.keys });
+        print(`Loaded ${Object.entries(result.counts).map(([section, n]) => `${n} ${section}`).join(', ')}.`);
+        for (const [ref, key] of Object.entries(result.keys)) print(`key ${ref} (shown once): ${key}`);
+      });
+    });
+}

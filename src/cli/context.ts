@@ -1,0 +1,66 @@
+/** What every command shares: configuration, a store opened and closed around the work, output helpers. */
+import { systemClock } from '../clock.js';
+import { loadConfig, type Config } from '../config.js';
+import { createMeter } from '../metering/create-meter.js';
+import type { Meter } from '../metering/meter.js';
+import { migrateToLatest, openStore, type Store } from '../store/database.js';
+import { InputError } from '../admin/input-error.js';
+
+export interface CommandContext {
+  config: Readonly<Config>;
+  store: Store;
+  now: number;
+}
+
+/** Opens the configured store (migrated), runs the work, and always closes the store. */
+export async function withStore<T>(work: (ctx: CommandContext) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const store = openStore(config.database);
+  try {
+    await migrateToLatest(store);
+    return await work({ config, store, now: systemClock.now() });
+  } finally {
+    await store.close();
+  }
+}
+
+export async function withMeter<T>(ctx: CommandContext, work: (meter: Meter) => Promise<T>): Promise<T> {
+  const meter = await createMeter(ctx.config, ctx.store);
+  try {
+    return await work(meter);
+  } finally {
+    await meter.close();
+  }
+}
+
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+export function print(line = ''): void {
+  process.stdout.write(`${line}\n`);
+}
+
+/** A positive whole number from an option or argument, or an InputError naming it. */
+export function positiveInt(name: string, raw: string): number {
+  if (!/^[0-9]+$/.test(raw) || Number(raw) < 1 || Number(raw) > Number.MAX_SAFE_INTEGER) {
+    throw new InputError(`${name} must be a whole number >= 1, got ${JSON.stringify(raw)}`);
+  }
+  return Number(raw);
+}
+
+/** Progress on stderr: a line rewritten in place on a terminal, nothing when piped (stdout stays clean). */
+export function progressReporter(): (section: string, rows: number) => void {
+  if (!process.stderr.isTTY) return () => {};
+  let last = 0;
+  return (section, rows) => {
+    const now = Date.now();
+    if (now - last < 100) return;
+    last = now;
+    process.stderr.write(`\r\x1b[K${section}: ${rows.toLocaleString('en-US')} rows`);
+  };
+}
+
+export function endProgress(): void {
+  if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
+}

@@ -1,0 +1,76 @@
+/**
+ * The operator command line `shelfapi`. Every command has --help; data commands take --json and then print
+ * one JSON document on stdout and nothing else there. On failure: a one-line reason on stderr and a
+ * non-zero exit status (1 for a refused action, 2 for a usage error).
+ */
+import { Command, CommanderError } from 'commander';
+import { InputError } from '../admin/input-error.js';
+import { ConfigError } from '../config.js';
+import { DatasetError } from '../store/load/load-dataset.js';
+import { accountsCreateCommand } from './commands/accounts/create.js';
+import { accountsSetPlanCommand } from './commands/accounts/set-plan.js';
+import { importPricesCommand } from './commands/import/prices.js';
+import { keysCreateCommand } from './commands/keys/create.js';
+import { keysListCommand } from './commands/keys/list.js';
+import { keysRevokeCommand } from './commands/keys/revoke.js';
+import { keysUsageCommand } from './commands/keys/usage.js';
+import { loadCommand } from './commands/load.js';
+import { migrateCommand } from './commands/migrate.js';
+import { openapiCommand } from './commands/openapi.js';
+import { seedCommand } from './commands/seed.js';
+import { serveCommand } from './commands/serve.js';
+
+function program(): Command {
+  const root = new Command('shelfapi')
+    .description(
+      'shelfapi: the read-only Developer API and its operator commands.\n' +
+        'Configuration from the environment: DATABASE_URL, REDIS_URL, HOST, PORT, OPS_PORT, KEY_PREFIX, PLAN_LIMITS.',
+    )
+    .showHelpAfterError(false);
+  root.addCommand(serveCommand());
+  root.addCommand(migrateCommand());
+  root.addCommand(seedCommand());
+  root.addCommand(loadCommand());
+  root.addCommand(
+    new Command('accounts').description('create accounts and change their plan').addCommand(accountsCreateCommand()).addCommand(accountsSetPlanCommand()),
+  );
+  root.addCommand(
+    new Command('keys')
+      .description('create, list, revoke API keys and see their usage')
+      .addCommand(keysCreateCommand())
+      .addCommand(keysListCommand())
+      .addCommand(keysRevokeCommand())
+      .addCommand(keysUsageCommand()),
+  );
+  root.addCommand(new Command('import').description('import data files').addCommand(importPricesCommand()));
+  root.addCommand(openapiCommand());
+  return root;
+}
+
+/** Every command and subcommand: exit instead of process.exit, and one-line errors. */
+function configure(command: Command): void {
+  command.exitOverride();
+  command.configureOutput({ writeErr: (text) => process.stderr.write(text.startsWith('error: ') ? `shelfapi: ${text.slice(7)}` : text) });
+  for (const sub of command.commands) configure(sub);
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const root = program();
+  configure(root);
+  try {
+    await root.parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and version are not failures; commander has printed its own one-line reason otherwise.
+      return error.exitCode === 0 || error.code === 'commander.helpDisplayed' || error.code === 'commander.help' ? 0 : 2;
+    }
+    if (error instanceof InputError || error instanceof DatasetError || error instanceof ConfigError) {
+      process.stderr.write(`shelfapi: ${error.message}\n`);
+      return 1;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`shelfapi: ${message.split('\n')[0]}\n`);
+    return 1;
+  }
+}
