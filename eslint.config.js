@@ -17,5 +17,12 @@ export default tseslint.config(
   },
   // node:test's test() and describe() return promises that the runner itself awaits.
   { files: ['test/**/*.ts'], rules: { '@typescript-eslint/no-floating-promises': 'off' } },
-  { files: ['**/*.js'], ...tseslint.configs.disableTypeChecked, languageOptions: { globals: { process: 'readonly', console: 'readonly' } } },
+  {
+    files: ['**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      globals: { process: 'readonly', console: 'readonly' },
+    },
+  },
 );

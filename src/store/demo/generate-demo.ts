@@ -1371,6 +1371,8 @@ const HARDWARE_SHIPPING = [9.99, 12.5, 14.99, 19.99];
 const CARRIERS = weighted<string>([['USPS', 50], ['UPS', 25], ['FedEx', 15], ['DHL', 10]]);
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const ALNUM_UPPER = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+/** About how many collection rows and listings pick a master item; sets when distinct picks are affordable. */
+const ACCOUNT_ROWS = 400;
 
 interface ItemInfo {
   core: Core;
@@ -1436,7 +1438,7 @@ class AccountBuilder {
    * it falls back to repeats and finally to any id at all.
    */
   pickMaster(ok: (i: ItemInfo) => boolean): number {
-    const fresh = this.items >= 4 * 400;
+    const fresh = this.items >= 4 * ACCOUNT_ROWS;
     for (let t = 0; t < 200; t++) {
       const id = 1 + this.r.int(this.items);
       if (fresh && this.usedMasters.has(id)) continue;
@@ -1517,9 +1519,8 @@ function buildCollection(b: AccountBuilder, account: string, owned: number, wish
     add(id, condition, 'OWNED');
   }
   for (let n = 0; n < wishlist; n++) {
-    add(b.pickMaster((i) => i.core.status === 'PUBLISHED'), 'CIB', 'WISHLIST');
-    const last = rows[rows.length - 1] as Owned;
-    last.row.condition = b.conditionFor(last.row.masterItemId, WISHLIST_CONDITIONS);
+    const id = b.pickMaster((i) => i.core.status === 'PUBLISHED');
+    add(id, b.conditionFor(id, WISHLIST_CONDITIONS), 'WISHLIST');
   }
   for (let n = 0; n < sold; n++) {
     const id = b.pickMaster(publishedPriced);
@@ -1706,9 +1707,9 @@ function buildSocial(ctx: Ctx, items: number): Social {
       else status = r.pick(['PENDING', 'PENDING', 'PENDING', 'DECLINED', 'WITHDRAWN', 'EXPIRED'] as const);
       if (status === 'EXPIRED' && createdMs > now - 3 * DAY) status = 'PENDING';
       const trade = l.row.acceptsTrade && trades.length > 0 && r.chance(0.5) ? r.pick(trades) : null;
-      let amount = round2(l.row.price * (trade !== null ? r.between(0, 0.5) : r.between(0.6, 0.95)));
-      // Cash on top of a trade is a round-ish sum or nothing.
-      if (trade !== null) amount = amount < 5 ? 0 : Math.round(amount);
+      // Cash on top of a trade is a whole-dollar sum or nothing at all.
+      const amount = trade === null ? round2(l.row.price * r.between(0.6, 0.95))
+        : r.chance(0.4) ? 0 : Math.max(5, Math.round(l.row.price * r.between(0.1, 0.5)));
       addOffer(offerer, l, status, createdMs, amount, trade);
     }
   }
