@@ -132,8 +132,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     const routeConfig = request.routeOptions.config;
     const meta = routeConfig.meta;
     let refusal: ApiError | null = null;
-    if (request.is404 || meta === undefined) refusal = notFound();
+    // The OPTIONS twin of a route carries `preflight` and no `meta`: test it before treating a missing
+    // `meta` as "no such route", or OPTIONS on an existing route would answer 404 instead of 204.
+    if (request.is404) refusal = notFound();
     else if (routeConfig.preflight) refusal = null;
+    else if (meta === undefined) refusal = notFound();
     else if (meta.scope !== null && !principal.scopes.has(meta.scope)) {
       refusal = new ApiError('insufficient_scope', `This endpoint needs the '${meta.scope}' scope, which the key does not have.`);
     } else if (request.validationError) refusal = badRequest(request.validationError.message);

@@ -1,5 +1,14 @@
-/** The response headers of metered responses, as documented in the OpenAPI document. */
+/** Response headers as documented in the OpenAPI document. */
+
+/** On every response, errors included. */
+export const commonResponseHeaders = {
+  'X-Request-Id': { type: 'string', description: 'Identifier of this request, for support.' },
+  'Cache-Control': { type: 'string', description: 'Always `private, no-store`.' },
+} as const;
+
+/** On metered responses. X-RateLimit-* are absent on `rate_limited` answers. */
 export const rateLimitResponseHeaders = {
+  ...commonResponseHeaders,
   'X-RateLimit-Limit': { type: 'integer', description: 'Monthly quota of the account (requests).' },
   'X-RateLimit-Remaining': { type: 'integer', description: 'Requests left this month, after this one.' },
   'X-RateLimit-Reset': { type: 'integer', description: 'Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month.' },
@@ -11,6 +20,8 @@ export const rateLimitResponseHeaders = {
     type: 'string',
     description: 'IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`.',
   },
-  'X-Request-Id': { type: 'string', description: 'Identifier of this request, for support.' },
-  'Cache-Control': { type: 'string', description: 'Always `private, no-store`.' },
+} as const;
+
+export const retryAfterHeader = {
+  'Retry-After': { type: 'integer', description: 'Whole seconds to wait before retrying, at least 1.' },
 } as const;

@@ -3,7 +3,14 @@
  * thing serves validation (src/http/param-validator.ts), serialization and the OpenAPI document.
  */
 import { Type, type TSchema } from 'typebox';
-import { ERROR_STATUS, type ErrorCode } from './errors.js';
+import { ERROR_DESCRIPTION, ERROR_STATUS, type ErrorCode } from './errors.js';
+import { commonResponseHeaders, rateLimitResponseHeaders, retryAfterHeader } from './response-headers.js';
+
+function errorHeaders(status: number): Record<string, unknown> {
+  if (status === 429) return { ...rateLimitResponseHeaders, ...retryAfterHeader };
+  if (status === 503) return { ...commonResponseHeaders, ...retryAfterHeader };
+  return commonResponseHeaders;
+}
 
 export const MAX_ID = Number.MAX_SAFE_INTEGER;
 
@@ -86,7 +93,11 @@ export function errorResponses(codes: readonly ErrorCode[]): Record<number, TSch
         error: Type.Union(list.map((c) => Type.Literal(c))),
         message: Type.String(),
       },
-      { additionalProperties: false, description: list.map((c) => `\`${c}\``).join(' or ') },
+      {
+        additionalProperties: false,
+        description: list.map((c) => `\`${c}\`: ${ERROR_DESCRIPTION[c]}`).join(' '),
+        headers: errorHeaders(status),
+      },
     );
   }
   return out;

@@ -1,0 +1,170 @@
+/**
+ * Helpers for the command-line and loader tests: run `shelfapi` from source in a child process, make temp
+ * SQLite stores, count every table, build the real app over a store file the CLI writes to, and check a
+ * key's checksum independently of src/keys (zlib's CRC-32, base62 written here again).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { crc32 } from 'node:zlib';
+import assert from 'node:assert/strict';
+import type { LightMyRequestResponse } from 'fastify';
+import { systemClock, type Clock } from '../../src/clock.js';
+import { loadConfig } from '../../src/config.js';
+import { buildApp, type App } from '../../src/http/app.js';
+import { SqliteMeter } from '../../src/metering/sqlite-meter.js';
+import { migrateToLatest, openStore, type Store } from '../../src/store/database.js';
+import type { Database } from '../../src/store/schema.js';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const V1 = '/developer/v1';
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Environment variables the CLI reads; inherited values are dropped so a developer's shell cannot leak in. */
+const CONFIG_VARS = ['DATABASE_URL', 'REDIS_URL', 'HOST', 'PORT', 'OPS_PORT', 'KEY_PREFIX', 'PLAN_LIMITS', 'LOG_LEVEL'];
+
+/** Runs `shelfapi <args>` from source (node --import tsx src/cli/bin.ts), with cwd at the checkout root. */
+export function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  const base: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value !== undefined && !CONFIG_VARS.includes(name) && !name.startsWith('NODE_TEST')) base[name] = value;
+  }
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/bin.ts', ...args], {
+      cwd: ROOT,
+      env: { ...base, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    child.on('error', reject);
+    child.on('close', (code) =>
+      resolvePromise({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }),
+    );
+  });
+}
+
+/** A refused command: non-zero exit, nothing on stdout, exactly one `shelfapi: ` line on stderr; returns it. */
+export function assertRefused(result: CliResult, pattern?: RegExp): string {
+  assert.notEqual(result.code, 0, `expected a non-zero exit; stdout: ${result.stdout}`);
+  assert.equal(result.stdout, '', 'nothing on stdout when refused');
+  const lines = result.stderr.split('\n');
+  assert.equal(lines.at(-1), '', `stderr ends with a newline: ${JSON.stringify(result.stderr)}`);
+  assert.equal(lines.length, 2, `exactly one line on stderr: ${JSON.stringify(result.stderr)}`);
+  const line = lines[0]!;
+  assert.match(line, /^shelfapi: \S/);
+  if (pattern) assert.match(line, pattern);
+  return line;
+}
+
+/** A successful --json command: exit 0, nothing on stderr, stdout is exactly one JSON document. */
+export function parseJsonOutput(result: CliResult): unknown {
+  assert.equal(result.code, 0, `exit 0 expected; stderr: ${result.stderr}`);
+  assert.equal(result.stderr, '', 'nothing on stderr');
+  return JSON.parse(result.stdout) as unknown;
+}
+
+export interface TempDir {
+  dir: string;
+  /** A fresh SQLite path inside the temp dir. */
+  db(name: string): string;
+  cleanup(): void;
+}
+
+export function tempDir(): TempDir {
+  const dir = mkdtempSync(join(tmpdir(), 'shelfapi-cli-test-'));
+  return {
+    dir,
+    db: (name) => join(dir, `${name}.sqlite`),
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** Opens (and migrates) the SQLite store at `path`, the same file a CLI child writes to. */
+export async function openSqliteStore(path: string): Promise<Store> {
+  const store = openStore({ dialect: 'sqlite', path });
+  await migrateToLatest(store);
+  return store;
+}
+
+export const TABLES = [
+  'accounts', 'api_keys', 'catalogue_items', 'price_records', 'current_prices', 'collection_items',
+  'listings', 'offers', 'transactions', 'burst_events', 'quota_usage', 'key_usage_daily',
+] as const satisfies ReadonlyArray<keyof Database>;
+
+/** Row counts of every table of the store. */
+export async function tableCounts(store: Store): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const table of TABLES) {
+    const row = await store.db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    out[table] = Number(row.n);
+  }
+  return out;
+}
+
+export interface ApiClient {
+  app: App;
+  get(url: string, key: string, method?: 'GET' | 'HEAD'): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+}
+
+/** The real app over an already open store, configured from `env` like the server would be. */
+export async function apiOver(store: Store, env: Record<string, string> = {}, clock: Clock = systemClock): Promise<ApiClient> {
+  const config = loadConfig({ DATABASE_URL: store.sqlitePath ?? ':memory:', ...env });
+  const app = await buildApp({ config, store, meter: new SqliteMeter(store.sqlite!), clock, logger: false });
+  await app.ready();
+  return {
+    app,
+    get: (url, key, method = 'GET') => app.inject({ method, url, headers: { authorization: `Bearer ${key}` } }),
+    close: () => app.close(),
+  };
+}
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** decisions.md section 6, written again for the tests: CRC-32 (zlib) of the body as 6 base62 digits. */
+export function expectedChecksum(body: string): string {
+  let value = crc32(body) >>> 0;
+  let out = '';
+  for (let i = 0; i < 6; i++) {
+    out = BASE62[value % 62]! + out;
+    value = Math.floor(value / 62);
+  }
+  assert.equal(value, 0, 'a CRC-32 fits in 6 base62 digits');
+  return out;
+}
+
+/** Asserts `key` has the form `<prefix>_live_<secret><checksum>` with at least 32 bytes (43 base62 digits) of secret. */
+export function assertKeyForm(key: string, prefix: string): void {
+  const head = `${prefix}_live_`;
+  assert.ok(key.startsWith(head), `key starts with ${head}: ${key}`);
+  const tail = key.slice(head.length);
+  assert.match(tail, /^[0-9A-Za-z]+$/, 'secret and checksum are base62');
+  // 62^43 > 2^256 > 62^42: 32 random bytes need at least 43 base62 digits, then 6 of checksum.
+  assert.ok(tail.length >= 43 + 6, `secret of at least 43 base62 digits plus a 6-digit checksum: ${tail.length}`);
+  assert.equal(key.slice(-6), expectedChecksum(key.slice(0, -6)), 'checksum is CRC-32 of everything before it');
+}
+
+/** The same key with one secret character changed and the checksum left alone: must fail the checksum. */
+export function mistype(key: string): string {
+  const i = key.length - 10;
+  const c = key[i] === 'a' ? 'b' : 'a';
+  return key.slice(0, i) + c + key.slice(i + 1);
+}
+
+/** A string as an async iterable of chunks, the shape importPrices reads (a file stream in production). */
+export async function* chunks(...parts: string[]): AsyncGenerator<string> {
+  for (const part of parts) yield part;
+}

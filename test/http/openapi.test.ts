@@ -1,0 +1,38 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { printOpenApi } from '../../src/cli/openapi-document.js';
+import { ERROR_STATUS } from '../../src/http/errors.js';
+
+const committed = readFileSync(new URL('../../openapi.json', import.meta.url), 'utf8');
+
+test('the committed openapi.json is what the code generates (regenerate: npm run openapi)', async () => {
+  assert.equal(await printOpenApi(), committed, 'openapi.json is stale: run `npm run build && npm run openapi`');
+});
+
+test('the document describes every endpoint, its parameters, statuses and headers', () => {
+  const doc = JSON.parse(committed) as {
+    openapi: string;
+    paths: Record<string, Record<string, { parameters?: Array<{ name: string; in: string }>; responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, unknown> }> }>>;
+    info: { description: string };
+  };
+  assert.match(doc.openapi, /^3\.1\./);
+  const endpoints = [
+    '/me', '/catalogue', '/catalogue/{id}', '/prices', '/prices/export.csv', '/prices/{masterItemId}',
+    '/collection', '/collection/value', '/collection/{id}', '/listings', '/offers', '/transactions',
+  ];
+  assert.deepEqual(Object.keys(doc.paths).sort(), endpoints.map((e) => `/developer/v1${e}`).sort());
+  const catalogue = doc.paths['/developer/v1/catalogue']!.get!;
+  assert.deepEqual(
+    catalogue.parameters!.map((p) => `${p.in}:${p.name}`).sort(),
+    ['query:category', 'query:limit', 'query:offset', 'query:platform', 'query:search', 'query:upc'],
+  );
+  assert.deepEqual(Object.keys(catalogue.responses).sort(), ['200', '400', '401', '403', '429', '500', '503']);
+  assert.ok(catalogue.responses['200']!.headers!['X-RateLimit-Remaining']);
+  assert.ok(catalogue.responses['429']!.headers!['Retry-After']);
+  assert.deepEqual(Object.keys(doc.paths['/developer/v1/catalogue/{id}']!.get!.responses).sort(), ['200', '400', '401', '403', '404', '429', '500', '503']);
+  assert.ok(doc.paths['/developer/v1/prices/export.csv']!.get!.responses['200']!.content!['text/csv']);
+  // /me is never quota-limited: no quota_exceeded among its documented answers.
+  assert.doesNotMatch(JSON.stringify(doc.paths['/developer/v1/me']!.get!.responses['429']), /quota_exceeded/);
+  for (const code of Object.keys(ERROR_STATUS)) assert.match(doc.info.description, new RegExp(`\`${code}\``));
+});
