@@ -2,12 +2,15 @@
 import type { Config } from '../config.js';
 import type { Store } from '../store/database.js';
 import type { Meter } from './meter.js';
+import { PostgresMeter } from './postgres-meter.js';
+import { RedisMeter } from './redis-meter.js';
 import { SqliteMeter } from './sqlite-meter.js';
 
 export async function createMeter(config: Readonly<Config>, store: Store): Promise<Meter> {
   if (config.redisUrl !== null) {
-    throw new Error('REDIS_URL: the Redis meter is not available in this build');
+    const meter = new RedisMeter(config.redisUrl);
+    await meter.ready();
+    return meter;
   }
-  if (store.sqlite !== null) return new SqliteMeter(store.sqlite);
-  throw new Error('DATABASE_URL: metering in PostgreSQL needs REDIS_URL in this build');
+  return store.sqlite !== null ? new SqliteMeter(store.sqlite) : new PostgresMeter(store.db);
 }
