@@ -6,7 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import { initialMigration } from './migrations/0001-initial.js';
@@ -73,9 +73,16 @@ function migrationsFor(dialect: Dialect): Record<string, Migration> {
 }
 
 export async function migrateToLatest(store: Store): Promise<string[]> {
+  // Kysely looks for its migration table in every schema unless told which: name the one the tables go to
+  // (the first of search_path), so several schemas of one database each keep their own history.
+  const schema =
+    store.dialect === 'postgres'
+      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(store.db)).rows[0]?.schema
+      : undefined;
   const migrator = new Migrator({
     db: store.db,
     provider: { getMigrations: async () => migrationsFor(store.dialect) },
+    ...(schema ? { migrationTableSchema: schema } : {}),
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));

@@ -1,6 +1,8 @@
 /**
  * Builds the real app (the same buildApp as production) over a fresh store, with a clock the test sets.
- * STORES lists the stores the suite runs against: SQLite always; PostgreSQL when TEST_POSTGRES_URL is set.
+ * TEST_STORE picks the store the whole suite runs against: `sqlite` (default: a temporary file, metering
+ * in the database) or `postgres` (a fresh schema in the machine's PostgreSQL, metering in its Redis).
+ * `npm test` runs the suite once for each.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,12 +13,59 @@ import { loadConfig, type Config } from '../../src/config.js';
 import type { Dataset } from '../../src/domain/dataset.js';
 import { buildApp, type App } from '../../src/http/app.js';
 import { SqliteMeter } from '../../src/metering/sqlite-meter.js';
+import { PostgresMeter } from '../../src/metering/postgres-meter.js';
 import type { Meter } from '../../src/metering/meter.js';
+import { RedisMeter } from '../../src/metering/redis-meter.js';
+import pg from 'pg';
+import { Redis } from 'ioredis';
+import { randomUUID } from 'node:crypto';
 import { migrateToLatest, openStore, type Store } from '../../src/store/database.js';
 import { loadDataset, type LoadResult } from '../../src/store/load/load-dataset.js';
 import { FIXTURE_NOW, fixture } from './fixture.js';
 
+export type StoreKind = 'sqlite' | 'postgres';
+export const TEST_STORE: StoreKind = process.env.TEST_STORE === 'postgres' ? 'postgres' : 'sqlite';
+export const TEST_POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** A schema of its own in the test database: the URL reaching it, and a function dropping it. */
+export async function freshPostgresSchema(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const schema = `t_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+  const admin = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+  await admin.connect();
+  // The extension is database-wide: kept in public so that no test schema takes it along when dropped.
+  await admin.query('create extension if not exists pg_trgm with schema public');
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  const url = new URL(TEST_POSTGRES_URL);
+  url.searchParams.set('options', `-c search_path=${schema},public`);
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+      await client.connect();
+      await client.query(`drop schema if exists ${schema} cascade`);
+      await client.end();
+    },
+  };
+}
+
+async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url);
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      if (keys.length > 0) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
+
 export interface TestContext {
+  kind: StoreKind;
   app: App;
   store: Store;
   meter: Meter;
@@ -36,15 +85,29 @@ export interface ContextOptions {
 
 export async function createTestContext(options: ContextOptions = {}): Promise<TestContext> {
   const dir = mkdtempSync(join(tmpdir(), 'shelfapi-test-'));
-  const config = loadConfig({ DATABASE_URL: join(dir, 'test.sqlite'), ...options.env });
+  const postgres = TEST_STORE === 'postgres' ? await freshPostgresSchema() : null;
+  const config = loadConfig({
+    DATABASE_URL: postgres ? postgres.url : join(dir, 'test.sqlite'),
+    ...(postgres ? { REDIS_URL: TEST_REDIS_URL } : {}),
+    ...options.env,
+  });
   const store = openStore(config.database);
   await migrateToLatest(store);
   const clock = new ManualClock(Date.parse(options.now ?? FIXTURE_NOW));
   const loaded = await loadDataset(store, options.dataset ?? fixture(), { keyPrefix: config.keyPrefix, now: clock.now() });
-  const meter = new SqliteMeter(store.sqlite!);
+  const redisPrefix = `test:${randomUUID()}:`;
+  let meter: Meter;
+  if (config.redisUrl !== null) {
+    const redisMeter = new RedisMeter(config.redisUrl, { prefix: redisPrefix });
+    await redisMeter.ready();
+    meter = redisMeter;
+  } else {
+    meter = store.sqlite ? new SqliteMeter(store.sqlite) : new PostgresMeter(store.db);
+  }
   const app = await buildApp({ config, store, meter, clock, logger: false });
   await app.ready();
   return {
+    kind: TEST_STORE,
     app,
     store,
     meter,
@@ -62,7 +125,10 @@ export async function createTestContext(options: ContextOptions = {}): Promise<T
     },
     async close() {
       await app.close();
+      await meter.close();
       await store.close();
+      await postgres?.drop();
+      if (config.redisUrl !== null) await deleteRedisKeys(config.redisUrl, redisPrefix);
       rmSync(dir, { recursive: true, force: true });
     },
   };
