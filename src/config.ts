@@ -11,6 +11,8 @@ export type DatabaseConfig =
 export interface Config {
   database: DatabaseConfig;
   redisUrl: string | null;
+  /** Prefix of every Redis key the meter writes, so deployments can share one Redis. */
+  redisKeyPrefix: string;
   host: string;
   port: number;
   opsPort: number;
@@ -101,6 +103,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   return Object.freeze({
     database: parseDatabase(env.DATABASE_URL),
     redisUrl,
+    redisKeyPrefix: env.REDIS_KEY_PREFIX === undefined || env.REDIS_KEY_PREFIX === '' ? 'shelfapi:' : env.REDIS_KEY_PREFIX,
     host: env.HOST === undefined || env.HOST === '' ? '127.0.0.1' : env.HOST,
     port: parsePort('PORT', env.PORT, 8080),
     opsPort: parsePort('OPS_PORT', env.OPS_PORT, 8081),

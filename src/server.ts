@@ -9,7 +9,7 @@ import type { Config } from './config.js';
 import { buildApp, type App } from './http/app.js';
 import { createMeter } from './metering/create-meter.js';
 import type { Meter } from './metering/meter.js';
-import { migrateToLatest, openStore, type Store } from './store/database.js';
+import { migrateToLatest, openStore, warmPool, type Store } from './store/database.js';
 import { sql } from 'kysely';
 
 export interface RunningServer {
@@ -32,6 +32,7 @@ async function storeReachable(store: Store): Promise<boolean> {
 export async function startServer(config: Readonly<Config>, options: { store?: Store } = {}): Promise<RunningServer> {
   const store = options.store ?? openStore(config.database);
   await migrateToLatest(store);
+  await warmPool(store);
   const meter = await createMeter(config, store);
   const app = await buildApp({ config, store, meter, clock: systemClock });
   const ops = Fastify({ logger: false });

@@ -17,11 +17,14 @@ import { InputError } from './input-error.js';
 type PriceInsert = Omit<PriceRecordsTable, 'id'>;
 
 const BATCH = 2000;
-const MONEY = /^[0-9]+(\.[0-9]+)?$/;
+// Plain decimals, and the exponent form the export writes for very small or large numbers (String(1e-7)
+// is "1e-7", String(1e21) is "1e+21"): without it the API's own export did not import back.
+const MONEY = /^[0-9]+(\.[0-9]+)?(e[+-]?[0-9]+)?$/;
 
 function priceValue(raw: string, column: string, line: number): number | null {
   if (raw === '') return null;
-  if (!MONEY.test(raw)) throw new InputError(`line ${line}: ${column} must be a number >= 0 or empty, got ${JSON.stringify(raw)}`);
+  // isFinite: with exponents allowed, "1e400" would otherwise become Infinity.
+  if (!MONEY.test(raw) || !Number.isFinite(Number(raw))) throw new InputError(`line ${line}: ${column} must be a number >= 0 or empty, got ${JSON.stringify(raw)}`);
   return Number(raw);
 }
 

@@ -63,7 +63,9 @@ export async function main(argv: string[]): Promise<number> {
   } catch (error) {
     if (error instanceof CommanderError) {
       // Help and version are not failures; commander has printed its own one-line reason otherwise.
-      return error.exitCode === 0 || error.code === 'commander.helpDisplayed' || error.code === 'commander.help' ? 0 : 2;
+      // 'commander.help' with a non-zero exitCode is a missing subcommand (`shelfapi keys`): commander
+      // printed the usage on stderr, and it is a usage error, not a success, so it must not exit 0.
+      return error.exitCode === 0 ? 0 : 2;
     }
     if (error instanceof InputError || error instanceof DatasetError || error instanceof ConfigError) {
       process.stderr.write(`shelfapi: ${error.message}\n`);

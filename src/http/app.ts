@@ -14,7 +14,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { authenticate, type Principal } from '../auth/authenticate.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import type { Scope } from '../domain/scopes.js';
+import type { PlanLimits, Scope } from '../domain/scopes.js';
 import { KEY_PATTERN } from '../keys/api-key.js';
 import { MeterUnavailableError, type Meter } from '../metering/meter.js';
 import { ceilSeconds, dayOf, monthBounds } from '../metering/periods.js';
@@ -71,13 +71,17 @@ export type App = FastifyInstance<
   TypeBoxTypeProvider
 >;
 
-/** Errors the router raises before any hook (a malformed URL): the contract's 400 body. */
-function answerFrameworkError(error: Error, request: FastifyRequest, reply: FastifyReply): void {
-  void reply
-    .code(400)
-    .header('x-request-id', request.id)
-    .header('cache-control', 'private, no-store')
-    .send({ error: 'bad_request', message: /url/i.test(error.message) ? 'The URL is malformed.' : 'The request is malformed.' });
+/** The contract's error for anything thrown while answering: 503 for an unreachable store or meter. */
+function toApiError(error: unknown, request: FastifyRequest): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof MeterUnavailableError || isStoreUnavailable(error)) {
+    request.log.warn({ err: error, reqId: request.id }, 'store or meter unavailable');
+    return new ApiError('service_unavailable', 'The service is temporarily unavailable; retry shortly.', {
+      'retry-after': RETRY_AFTER_UNAVAILABLE_S,
+    });
+  }
+  request.log.error({ err: error, reqId: request.id }, 'unexpected error');
+  return new ApiError('server_error', 'An unexpected error occurred.');
 }
 
 function scrub(text: string): string {
@@ -98,7 +102,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     routerOptions: { ignoreTrailingSlash: true, caseSensitive: true },
     exposeHeadRoutes: true,
     return503OnClosing: true,
-    frameworkErrors: answerFrameworkError,
+    frameworkErrors: (error, request, reply) => {
+      answerFrameworkError(error, request, reply).catch((err: unknown) => request.log.error({ err }, 'could not answer a framework error'));
+    },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   app.setValidatorCompiler(paramValidatorCompiler);
@@ -110,20 +116,72 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.decorateRequest('counted', null);
   app.decorateRequest('usage', null);
 
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id);
-    reply.header('cache-control', 'private, no-store');
+  /** Steps 1 to 3: method (405), key (401), plan (403). */
+  async function methodKeyAndPlan(request: FastifyRequest): Promise<Principal> {
     if (!ACCEPTED_METHODS.has(request.method)) {
       throw new ApiError('method_not_allowed', `Method ${request.method} is not allowed; use GET, HEAD or OPTIONS.`, {
         allow: ALLOW,
       });
     }
-    request.principal = await authenticate(request.headers, clock.now(), {
+    return authenticate(request.headers, clock.now(), {
       db: store.db,
       keyPrefix: config.keyPrefix,
       planLimits: config.planLimits,
     });
+  }
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    reply.header('cache-control', 'private, no-store');
+    request.principal = await methodKeyAndPlan(request);
   });
+
+  const rateLimited = (limits: PlanLimits, resetInMs: number, headers: Record<string, string | number>) =>
+    new ApiError('rate_limited', `Over the burst limit of ${limits.perMinute} requests per minute.`, {
+      ...headers,
+      'retry-after': ceilSeconds(resetInMs),
+    });
+
+  /**
+   * Errors the router raises before any hook: a malformed URL (bad percent-encoding) or an over-long path
+   * parameter. Such a URL cannot be routed, but the contract's order still holds: steps 1 to 3 decide first
+   * (a POST is 405, a request without a key 401, whatever its URL), and a request past step 3 counts toward
+   * the burst (section 3) like any other; only then is it a 400. Never counted against the quota.
+   */
+  async function answerFrameworkError(error: Error, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    reply.header('x-request-id', request.id);
+    reply.header('cache-control', 'private, no-store');
+    let apiError: ApiError;
+    try {
+      const principal = await methodKeyAndPlan(request);
+      const now = clock.now();
+      const admission = await meter.admit({
+        accountId: principal.accountId,
+        keyId: principal.keyId,
+        limits: principal.limits,
+        quota: false,
+        now,
+      });
+      const headers = rateLimitHeaders(principal.limits, admission.burst, admission.quota?.used ?? null, now);
+      if (!admission.burst.allowed) throw rateLimited(principal.limits, admission.burst.resetInMs, headers);
+      reply.headers(headers);
+      const code = (error as { code?: unknown }).code;
+      apiError = badRequest(
+        code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? 'A path parameter is too long to be valid.'
+          : /url/i.test(error.message)
+            ? 'The URL is malformed.'
+            : 'The request is malformed.',
+      );
+    } catch (thrown) {
+      apiError = toApiError(thrown, request);
+    }
+    void reply
+      .code(apiError.status)
+      .headers(apiError.headers)
+      .type('application/json; charset=utf-8')
+      .send({ error: apiError.code, message: apiError.message });
+  }
 
   /** Steps 4 to 8: one meter call, then the first failing step decides. */
   async function admit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -150,12 +208,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       now,
     });
     const headers = rateLimitHeaders(principal.limits, admission.burst, admission.quota?.used ?? null, now);
-    if (!admission.burst.allowed) {
-      throw new ApiError('rate_limited', `Over the burst limit of ${principal.limits.perMinute} requests per minute.`, {
-        ...headers,
-        'retry-after': ceilSeconds(admission.burst.resetInMs),
-      });
-    }
+    if (!admission.burst.allowed) throw rateLimited(principal.limits, admission.burst.resetInMs, headers);
     reply.headers(headers);
     if (refusal !== null) throw refusal;
     if (admission.quota !== null && !admission.quota.allowed) {
@@ -175,17 +228,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
 
   app.setErrorHandler(async (error: unknown, request, reply) => {
-    let apiError: ApiError;
-    if (error instanceof ApiError) apiError = error;
-    else if (error instanceof MeterUnavailableError || isStoreUnavailable(error)) {
-      apiError = new ApiError('service_unavailable', 'The service is temporarily unavailable; retry shortly.', {
-        'retry-after': RETRY_AFTER_UNAVAILABLE_S,
-      });
-      request.log.warn({ err: error, reqId: request.id }, 'store or meter unavailable');
-    } else {
-      apiError = new ApiError('server_error', 'An unexpected error occurred.');
-      request.log.error({ err: error, reqId: request.id }, 'unexpected error');
-    }
+    const apiError = toApiError(error, request);
     if (apiError.status >= 500 && request.counted !== null && request.principal !== null) {
       const { period, day } = request.counted;
       request.counted = null;

@@ -59,7 +59,9 @@ export const paramValidatorCompiler: FastifySchemaCompiler<unknown> = ({ schema,
       const input = (data ?? {}) as Record<string, unknown>;
       const out: Record<string, unknown> = {};
       for (const [name, value] of Object.entries(input)) {
-        const property = properties[name];
+        // Own properties only: a plain lookup would find Object.prototype members, so `?constructor=1`,
+        // `?toString=1` or `?__proto__=1` would pass as "known" parameters instead of a 400.
+        const property = Object.hasOwn(properties, name) ? properties[name] : undefined;
         if (property === undefined) {
           throw badRequest(
             names.length === 0

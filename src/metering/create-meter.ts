@@ -8,7 +8,7 @@ import { SqliteMeter } from './sqlite-meter.js';
 
 export async function createMeter(config: Readonly<Config>, store: Store): Promise<Meter> {
   if (config.redisUrl !== null) {
-    const meter = new RedisMeter(config.redisUrl);
+    const meter = new RedisMeter(config.redisUrl, { prefix: config.redisKeyPrefix });
     await meter.ready();
     return meter;
   }

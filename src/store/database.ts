@@ -17,6 +17,8 @@ export type Dialect = 'sqlite' | 'postgres';
 /** How long a writer waits for another process's lock before the store counts as unavailable (503). */
 export const SQLITE_BUSY_TIMEOUT_MS = 1000;
 
+export const POSTGRES_POOL_SIZE = 10;
+
 export interface Store {
   readonly dialect: Dialect;
   readonly db: Kysely<Database>;
@@ -57,15 +59,31 @@ export function openStore(config: DatabaseConfig): Store {
   }
   const pool = new pg.Pool({
     connectionString: config.url,
-    max: 10,
+    max: POSTGRES_POOL_SIZE,
     // Fail fast when PostgreSQL is away so requests answer 503 within 2 seconds instead of hanging.
-    connectionTimeoutMillis: 1000,
+    connectionTimeoutMillis: 1500,
     query_timeout: 1500,
+    // Keep connections open while idle: a burst must not pay for reconnecting (warmPool opens them).
+    idleTimeoutMillis: 0,
   });
   // An idle client losing its server must not crash the process; the next query reports the fault.
   pool.on('error', () => {});
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { dialect: 'postgres', db, sqlite: null, sqlitePath: null, close: () => db.destroy() };
+}
+
+/** Opens every pooled connection up front, so the first burst of requests finds them ready. */
+export async function warmPool(store: Store): Promise<void> {
+  if (store.dialect !== 'postgres') return;
+  await Promise.all(
+    Array.from({ length: POSTGRES_POOL_SIZE }, () =>
+      store.db.connection().execute(async (conn) => {
+        await sql`select 1`.execute(conn);
+        // Hold each connection a moment so that the pool opens a new one for every call.
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }),
+    ),
+  );
 }
 
 function migrationsFor(dialect: Dialect): Record<string, Migration> {

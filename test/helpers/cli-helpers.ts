@@ -53,6 +53,23 @@ export function runCli(args: string[], env: Record<string, string> = {}): Promis
   });
 }
 
+/**
+ * Runs several independent CLI invocations side by side, at most `limit` at a time (each child compiles the
+ * source with tsx: dozens at once only thrash a small machine). Results come back in the order given.
+ */
+export async function runClis(runs: Array<{ args: string[]; env?: Record<string, string> }>, limit = 4): Promise<CliResult[]> {
+  const results: CliResult[] = new Array<CliResult>(runs.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < runs.length) {
+      const i = next++;
+      results[i] = await runCli(runs[i]!.args, runs[i]!.env);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, runs.length) }, worker));
+  return results;
+}
+
 /** A refused command: non-zero exit, nothing on stdout, exactly one `shelfapi: ` line on stderr; returns it. */
 export function assertRefused(result: CliResult, pattern?: RegExp): string {
   assert.notEqual(result.code, 0, `expected a non-zero exit; stdout: ${result.stdout}`);

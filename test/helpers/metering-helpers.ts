@@ -194,17 +194,23 @@ export async function createFaultableContext(options: ContextOptions = {}): Prom
 
 export interface WorkerOrder {
   dbPath: string;
-  accountId: number;
+  /** Accounts taken in turn, `attempts` admissions each (the meter needs no account row: ids may be made up). */
+  accountIds: number[];
   keyId: number;
   monthly: number;
   perMinute: number;
   quota: boolean;
   attempts: number;
+  /** Pause between two admissions of one process (0: back to back). */
+  pauseMs: number;
+  /** When > 0, every process starts on account a at the common start + a * roundMs (collide on each). */
+  roundMs: number;
   /** The instant every admission uses, so the race does not depend on wall-clock time. */
   now: number;
 }
 
 export interface WorkerReport {
+  /** Admissions made (accounts x attempts). */
   attempts: number;
   burstAllowed: number;
   quotaAllowed: number;
@@ -212,6 +218,9 @@ export interface WorkerReport {
   quotaExceeded: number;
   /** Admissions retried after MeterUnavailableError (a lock wait over busy_timeout); never counted. */
   retriedUnavailable: number;
+  /** Per entry of accountIds. */
+  burstAllowedByAccount: number[];
+  quotaAllowedByAccount: number[];
 }
 
 const WORKER = fileURLToPath(new URL('../metering/fixtures/admit-worker.ts', import.meta.url));
@@ -259,12 +268,16 @@ function startWorker(order: WorkerOrder): RunningWorker {
   return { child, ready, report };
 }
 
-/** Starts one worker per order, waits until all have opened the file, then releases them together. */
+const START_DELAY_MS = 300;
+
+/** Starts one worker per order, waits until all have opened the file, then releases them at one instant. */
 export async function raceWorkers(orders: WorkerOrder[]): Promise<WorkerReport[]> {
   const workers = orders.map(startWorker);
   try {
     await Promise.all(workers.map((w) => w.ready));
-    for (const w of workers) w.child.stdin.end('go\n');
+    // A common start instant a little ahead, so that every process is spinning on it when it comes.
+    const startAt = Date.now() + START_DELAY_MS;
+    for (const w of workers) w.child.stdin.end(`go ${startAt}\n`);
     return await Promise.all(workers.map((w) => w.report));
   } finally {
     for (const w of workers) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill();

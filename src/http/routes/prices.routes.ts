@@ -89,7 +89,10 @@ export function registerPriceRoutes(app: App, deps: AppDeps): void {
       reply
         .type('text/csv; charset=utf-8')
         .header('content-disposition', 'attachment; filename="prices.csv"');
-      if (request.method === 'HEAD') return reply.send('');
+      // HEAD must carry the GET's headers (decisions.md section 1). The GET streams, with no length known up
+      // front; sending '' here made Fastify announce `content-length: 0`, i.e. an empty file. An empty stream
+      // leaves the length unannounced, as on the GET, and runs no export query.
+      if (request.method === 'HEAD') return reply.send(Readable.from([]));
       const filters: PriceFilters = request.query;
       const stream = Readable.from(csvChunks(exportPriceBatches(deps.store, filters)), { objectMode: false });
       return reply.send(stream);

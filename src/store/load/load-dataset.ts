@@ -202,7 +202,11 @@ class IdSpace {
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- table and column are fixed strings of this module
     const anyDb = db as Kysely<any>;
     const row = (await anyDb.selectFrom(table).select((eb) => eb.fn.max(column).as('max')).executeTakeFirst()) as { max: number | null } | undefined;
-    const next = Math.max(Number(row?.max ?? 0), ...declared, 0) + 1;
+    // A loop, not Math.max(...declared): spreading more than ~125,000 ids overflows the call stack
+    // ("Maximum call stack size exceeded"), which refused any large catalogue that gives its ids.
+    let largest = Number(row?.max ?? 0);
+    for (const value of declared) if (value > largest) largest = value;
+    const next = largest + 1;
     return new IdSpace(next, async (ids) => {
       const found = new Set<number>();
       for (let i = 0; i < ids.length; i += 500) {

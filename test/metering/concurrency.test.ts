@@ -1,0 +1,133 @@
+// Both limits are exact under concurrency (decisions.md section 3): with N requests in flight and K slots
+// left, exactly K succeed, in one process (many requests interleaved through the app) and across processes
+// sharing one SQLite file (child processes racing on BEGIN IMMEDIATE).
+import { describe, it, type TestContext as NodeTestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestContext, V1, type TestContext } from '../helpers/test-app.js';
+import { FIXTURE_NOW } from '../helpers/fixture.js';
+import {
+  accountId,
+  enthusiastLimits,
+  fireAtOnce,
+  intHeader,
+  keyId,
+  meUsage,
+  raceWorkers,
+  storedBurstEvents,
+  storedUsed,
+  type WorkerOrder,
+} from '../helpers/metering-helpers.js';
+
+const T0 = Date.parse(FIXTURE_NOW);
+const N = 50;
+const K = 7;
+
+async function context(t: NodeTestContext, env: Record<string, string>): Promise<TestContext> {
+  const ctx = await createTestContext({ env });
+  t.after(() => ctx.close());
+  return ctx;
+}
+
+describe('one process: N requests in flight, K slots left', () => {
+  it(`burst: exactly ${K} of ${N} get 200, the rest 429 rate_limited, and ${K} more are stored`, async (t) => {
+    const ctx = await context(t, enthusiastLimits(100_000, 10));
+    const alice = accountId(ctx, 'alice');
+    for (let i = 0; i < 10 - K; i++) assert.equal((await ctx.get(`${V1}/catalogue`)).statusCode, 200);
+
+    // Both of alice's keys and two endpoints, all at once.
+    const { responses, tally } = await fireAtOnce(N, (i) =>
+      ctx.get(i % 3 === 0 ? `${V1}/prices` : `${V1}/catalogue`, i % 2 === 0 ? 'alice' : 'alice-second'),
+    );
+    assert.deepEqual(tally, { '200': K, '429 rate_limited': N - K });
+    // Each admitted request saw its own slot: burst r values K-1 .. 0, each once.
+    const left = responses
+      .filter((r) => r.statusCode === 200)
+      .map((r) => /"burst";r=([0-9]+)/.exec(String(r.headers['ratelimit']))?.[1])
+      .map(Number)
+      .sort((a, b) => a - b);
+    assert.deepEqual(left, Array.from({ length: K }, (_, i) => i));
+
+    assert.equal(storedBurstEvents(ctx, alice), 10);
+    assert.equal(storedUsed(ctx, alice, '2026-11'), 10, 'rate_limited requests are not counted against the quota');
+  });
+
+  it(`quota: exactly ${K} of ${N} get 200, the rest 429 quota_exceeded, and the stored count is exact`, async (t) => {
+    const ctx = await context(t, enthusiastLimits(10, 1000));
+    const alice = accountId(ctx, 'alice');
+    for (let i = 0; i < 10 - K; i++) assert.equal((await ctx.get(`${V1}/catalogue`)).statusCode, 200);
+
+    const { responses, tally } = await fireAtOnce(N, (i) => ctx.get(`${V1}/catalogue`, i % 2 === 0 ? 'alice' : 'alice-second'));
+    assert.deepEqual(tally, { '200': K, '429 quota_exceeded': N - K });
+    // X-RateLimit-Remaining of the successes: K-1 .. 0, each exactly once (no two requests shared a unit).
+    const remaining = responses
+      .filter((r) => r.statusCode === 200)
+      .map((r) => intHeader(r, 'x-ratelimit-remaining'))
+      .sort((a, b) => a - b);
+    assert.deepEqual(remaining, Array.from({ length: K }, (_, i) => i));
+    for (const r of responses.filter((x) => x.statusCode === 429)) assert.equal(intHeader(r, 'x-ratelimit-remaining'), 0);
+
+    assert.equal(storedUsed(ctx, alice, '2026-11'), 10);
+    assert.deepEqual((await meUsage(ctx)).usage, { period: '2026-11', used: 10, remaining: 0 });
+    const perKey =
+      (await ctx.meter.keyUsage(keyId(ctx, 'alice'), '2026-11-20'))[0]!.requests +
+      (await ctx.meter.keyUsage(keyId(ctx, 'alice-second'), '2026-11-20'))[0]!.requests;
+    assert.equal(perKey, 10, 'per-key daily counts add up to the account total');
+  });
+
+  it('requests of another account in the same burst are not affected', async (t) => {
+    const ctx = await context(t, enthusiastLimits(K, 1000));
+    const { tally } = await fireAtOnce(N, (i) => ctx.get(`${V1}/catalogue`, i % 2 === 0 ? 'alice' : 'bob'));
+    assert.deepEqual(tally, { '200': K + N / 2, '429 quota_exceeded': N / 2 - K });
+    assert.equal(storedUsed(ctx, accountId(ctx, 'bob'), '2026-11'), N / 2);
+  });
+});
+
+describe('several processes on one host, one SQLite file', () => {
+  const WORKERS = 3;
+  const ATTEMPTS = 20; // per process: 60 in all, a few ms of lock time each, far below busy_timeout
+
+  function orders(ctx: TestContext, limits: { monthly: number; perMinute: number }): WorkerOrder[] {
+    // Worker 0 admits back to back (the others wait on its lock); the rest pause 1 ms between admissions,
+    // so that their transactions interleave. Either way the totals must be exact.
+    return Array.from({ length: WORKERS }, (_, i) => ({
+      dbPath: ctx.store.sqlitePath!,
+      accountIds: [accountId(ctx, 'alice')],
+      keyId: keyId(ctx, 'alice'),
+      ...limits,
+      quota: true,
+      attempts: ATTEMPTS,
+      pauseMs: i === 0 ? 0 : 1,
+      roundMs: 0,
+      now: T0,
+    }));
+  }
+
+  it('quota: the processes together admit exactly the monthly limit', async (t) => {
+    const ctx = await context(t, enthusiastLimits(25, 1000));
+    const limits = { monthly: 25, perMinute: 1000 };
+    const reports = await raceWorkers(orders(ctx, limits));
+    const sum = (f: (r: (typeof reports)[number]) => number) => reports.reduce((s, r) => s + f(r), 0);
+
+    assert.equal(sum((r) => r.quotaAllowed), limits.monthly, JSON.stringify(reports));
+    assert.equal(sum((r) => r.quotaExceeded), WORKERS * ATTEMPTS - limits.monthly);
+    assert.equal(storedUsed(ctx, accountId(ctx, 'alice'), '2026-11'), limits.monthly);
+    assert.equal(storedBurstEvents(ctx, accountId(ctx, 'alice')), WORKERS * ATTEMPTS);
+    // This process, which holds the same file open, sees the same count through the app.
+    assert.deepEqual((await meUsage(ctx)).usage, { period: '2026-11', used: 25, remaining: 0 });
+  });
+
+  it('burst: the processes together admit exactly perMinute in the window', async (t) => {
+    const ctx = await context(t, enthusiastLimits(100_000, 25));
+    const limits = { monthly: 100_000, perMinute: 25 };
+    const reports = await raceWorkers(orders(ctx, limits));
+    const sum = (f: (r: (typeof reports)[number]) => number) => reports.reduce((s, r) => s + f(r), 0);
+
+    assert.equal(sum((r) => r.burstAllowed), limits.perMinute, JSON.stringify(reports));
+    assert.equal(sum((r) => r.rateLimited), WORKERS * ATTEMPTS - limits.perMinute);
+    assert.equal(storedBurstEvents(ctx, accountId(ctx, 'alice')), limits.perMinute);
+    assert.equal(storedUsed(ctx, accountId(ctx, 'alice'), '2026-11'), limits.perMinute);
+    // The window is full for the app in this process too.
+    const res = await ctx.get(`${V1}/me`);
+    assert.equal(res.statusCode, 429, res.body);
+  });
+});
