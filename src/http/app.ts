@@ -16,7 +16,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { PlanLimits, Scope } from '../domain/scopes.js';
 import { KEY_PATTERN } from '../keys/api-key.js';
-import { MeterUnavailableError, type Meter } from '../metering/meter.js';
+import { MeterUnavailableError, type BurstState, type Meter } from '../metering/meter.js';
 import { ceilSeconds, dayOf, monthBounds } from '../metering/periods.js';
 import type { Store } from '../store/database.js';
 import { ApiError, badRequest, notFound } from './errors.js';
@@ -50,6 +50,8 @@ declare module 'fastify' {
     counted: { period: string; day: string } | null;
     /** The account's quota usage as the meter saw it when admitting this request (/me reports it). */
     usage: { period: string; used: number } | null;
+    /** The admission's burst state and time, to restate the rate-limit headers after a give-back. */
+    burst: { state: BurstState; now: number } | null;
   }
   interface FastifyContextConfig {
     meta?: RouteMeta;
@@ -115,6 +117,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.decorateRequest('principal', null);
   app.decorateRequest('counted', null);
   app.decorateRequest('usage', null);
+  app.decorateRequest('burst', null);
 
   /** Steps 1 to 3: method (405), key (401), plan (403). */
   async function methodKeyAndPlan(request: FastifyRequest): Promise<Principal> {
@@ -218,6 +221,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       });
     }
     if (admission.quota !== null) request.usage = { period: admission.quota.period, used: admission.quota.used };
+    request.burst = { state: admission.burst, now };
     if (quota && admission.quota !== null) request.counted = { period: admission.quota.period, day: dayOf(now) };
   }
 
@@ -234,8 +238,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       request.counted = null;
       try {
         await meter.refund(request.principal.accountId, request.principal.keyId, period, day);
-        const remaining = reply.getHeader('x-ratelimit-remaining');
-        if (typeof remaining === 'number') reply.header('x-ratelimit-remaining', remaining + 1);
+        if (request.usage !== null && request.burst !== null) {
+          request.usage = { ...request.usage, used: request.usage.used - 1 };
+          reply.headers(rateLimitHeaders(request.principal.limits, request.burst.state, request.usage.used, request.burst.now));
+        }
       } catch (refundError) {
         // The count stays: a request is over-counted at worst, never lost.
         request.log.warn({ err: refundError, reqId: request.id }, 'could not give back a counted request');

@@ -1,0 +1,89 @@
+/**
+ * Private Redis and PostgreSQL servers that a test starts and stops itself, on spare ports, so that
+ * outages can be tested without touching the machine's shared servers.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, waitFor } from './server-process.js';
+
+export interface PrivateRedis {
+  url: string;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+}
+
+export async function startPrivateRedis(): Promise<PrivateRedis> {
+  const port = await freePort();
+  let child: ChildProcess | null = null;
+  const start = async () => {
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
+    });
+    await waitFor(async () => {
+      try {
+        execFileSync('redis-cli', ['-p', String(port), 'ping'], { stdio: 'pipe' });
+        return true;
+      } catch {
+        return false;
+      }
+    }, `redis on ${port}`);
+  };
+  const stop = async () => {
+    const running = child;
+    child = null;
+    if (running === null || running.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      running.once('exit', () => resolve());
+      running.kill('SIGKILL');
+    });
+  };
+  await start();
+  return { url: `redis://127.0.0.1:${port}`, start, stop };
+}
+
+function postgresBin(name: string): string {
+  const versions = readdirSync('/usr/lib/postgresql').sort();
+  return join('/usr/lib/postgresql', versions.at(-1)!, 'bin', name);
+}
+
+/** initdb refuses to run as root: the cluster belongs to the postgres user when tests run as root. */
+function asPostgres(command: string, args: string[]): void {
+  const root = process.getuid?.() === 0;
+  if (root) execFileSync('runuser', ['-u', 'postgres', '--', command, ...args], { stdio: 'pipe' });
+  else execFileSync(command, args, { stdio: 'pipe' });
+}
+
+export interface PrivatePostgres {
+  url: string;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  destroy(): Promise<void>;
+}
+
+export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+  const dir = mkdtempSync(join(tmpdir(), 'shelfapi-pg-'));
+  const data = join(dir, 'data');
+  if (process.getuid?.() === 0) execFileSync('chown', ['postgres', dir]);
+  const port = await freePort();
+  asPostgres(postgresBin('initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
+  const pgCtl = (action: string, extra: string[] = []) =>
+    asPostgres(postgresBin('pg_ctl'), ['-D', data, '-l', join(dir, 'log'), '-w', ...extra, action]);
+  const start = async () =>
+    pgCtl('start', ['-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`]);
+  const stop = async () => {
+    if (existsSync(join(data, 'postmaster.pid'))) pgCtl('stop', ['-m', 'immediate']);
+  };
+  await start();
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    start,
+    stop,
+    async destroy() {
+      await stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
