@@ -16,6 +16,7 @@ import {
   storedBurstEvents,
   storedUsed,
   type WorkerOrder,
+  type WorkerReport,
 } from '../helpers/metering-helpers.js';
 
 const T0 = Date.parse(FIXTURE_NOW);
@@ -129,5 +130,67 @@ describe('several processes on one host, one SQLite file', () => {
     // The window is full for the app in this process too.
     const res = await ctx.get(`${V1}/me`);
     assert.equal(res.statusCode, 429, res.body);
+  });
+
+  // Many small races: each of ROUNDS made-up accounts has one slot, and the processes all go for it at the
+  // same instant (a common start plus round * ROUND_MS). An admission that is not atomic across processes
+  // shows up here as an account admitted twice; an exact one can only ever give one per account.
+  const ROUNDS = 300;
+  const ROUND_MS = 3;
+  const FIRST_ACCOUNT = 1_000_000;
+
+  function roundOrders(ctx: TestContext, limits: { monthly: number; perMinute: number }): WorkerOrder[] {
+    const accountIds = Array.from({ length: ROUNDS }, (_, a) => FIRST_ACCOUNT + a);
+    return Array.from({ length: WORKERS }, () => ({
+      dbPath: ctx.store.sqlitePath!,
+      accountIds,
+      keyId: keyId(ctx, 'alice'),
+      ...limits,
+      quota: true,
+      attempts: 1,
+      pauseMs: 0,
+      roundMs: ROUND_MS,
+      now: T0,
+    }));
+  }
+
+  /** The rounds whose account did not admit exactly one, as "account: n" (empty when exact). */
+  function notExactlyOne(counts: number[]): string[] {
+    return counts.flatMap((n, a) => (n === 1 ? [] : [`${FIRST_ACCOUNT + a}: ${n}`]));
+  }
+
+  function perAccount(reports: WorkerReport[], pick: (r: WorkerReport) => number[]): number[] {
+    return Array.from({ length: ROUNDS }, (_, a) => reports.reduce((s, r) => s + pick(r)[a]!, 0));
+  }
+
+  function storedPerAccount(ctx: TestContext, sql: string): number[] {
+    const rows = ctx.store.sqlite!.prepare(sql).all(FIRST_ACCOUNT) as Array<{ account: number; n: number }>;
+    const out = Array.from({ length: ROUNDS }, () => 0);
+    for (const row of rows) out[row.account - FIRST_ACCOUNT] = row.n;
+    return out;
+  }
+
+  it(`burst, ${ROUNDS} races of ${WORKERS} processes for one slot: exactly one admitted each time`, async (t) => {
+    const ctx = await context(t, {});
+    const reports = await raceWorkers(roundOrders(ctx, { monthly: 100_000, perMinute: 1 }));
+    assert.deepEqual(notExactlyOne(perAccount(reports, (r) => r.burstAllowedByAccount)), []);
+    assert.deepEqual(
+      notExactlyOne(
+        storedPerAccount(ctx, 'SELECT account_id AS account, count(*) AS n FROM burst_events WHERE account_id >= ? GROUP BY account_id'),
+      ),
+      [],
+    );
+  });
+
+  it(`quota, ${ROUNDS} races of ${WORKERS} processes for the last unit of the month: exactly one counted each time`, async (t) => {
+    const ctx = await context(t, {});
+    const reports = await raceWorkers(roundOrders(ctx, { monthly: 1, perMinute: 1000 }));
+    assert.deepEqual(notExactlyOne(perAccount(reports, (r) => r.quotaAllowedByAccount)), []);
+    assert.deepEqual(
+      notExactlyOne(
+        storedPerAccount(ctx, "SELECT account_id AS account, used AS n FROM quota_usage WHERE account_id >= ? AND period = '2026-11'"),
+      ),
+      [],
+    );
   });
 });

@@ -129,7 +129,6 @@ describe('loadDataset refuses a file that breaks a rule, naming the section and 
     ['an unknown field', set('catalogue', 1, { colour: 'red' }), /^catalogue row 2: unknown field 'colour'/],
     ['a missing required field', drop('listings', 0, 'currency'), /^listings row 1: field 'currency' is required/],
     ['a row that is not an object', (d) => void (d.offers![1] = [] as unknown as Row), /^offers row 2: /],
-    ['a field of the derived data (collection name)', set('collection', 0, { name: 'x' }), /^collection row 1: unknown field 'name'/],
     // Bad values
     ['a bad catalogue status', set('catalogue', 2, { status: 'LIVE' }), /^catalogue row 3: field 'status'/],
     ['a bad collection status', set('collection', 2, { status: 'owned' }), /^collection row 3: field 'status'/],
@@ -348,6 +347,40 @@ describe('loadDataset: ids, defaults and generated values', () => {
       [NOW_ISO, null, null],
       [NOW_ISO, '2027-01-01T00:00:00.000Z', NOW_ISO],
     ]);
+  });
+});
+
+describe('loadDataset: fields the service derives', () => {
+  it('are accepted when given, type-checked, and never stored: the service computes them', async () => {
+    const store = await newStore();
+    await loadDataset(
+      store,
+      {
+        accounts: [{ ref: 'erin', email: 'erin@example.com', plan: 'addon' }, { ref: 'finn', email: 'finn@example.com', plan: 'addon' }],
+        collection: [
+          { id: 100, account: 'erin', masterItemId: 1, condition: 'CIB', status: 'OWNED', purchasePrice: 1, acquiredAt: NOW_ISO,
+            location: 'x', isFavorite: false, name: 'A wrong name', category: 'wrong', platform: 'wrong', releaseYear: 1900, estimatedValue: 999 },
+        ],
+        listings: [
+          { id: 100, account: 'erin', masterItemId: 1, title: 't', condition: 'CIB', status: 'SOLD', price: 1, currency: 'USD',
+            acceptsTrade: false, shippingCost: 0, category: 'wrong' },
+        ],
+        transactions: [
+          { id: 100, buyer: 'finn', seller: 'erin', listingId: 100, amount: 1, platformFee: 0, status: 'PAID', trackingNumber: 't',
+            shippingCarrier: 'UPS', estimatedDelivery: NOW_ISO, role: 'buyer' },
+        ],
+      },
+      LOAD,
+    );
+    const row = await store.db.selectFrom('collection_items').selectAll().where('id', '=', 100).executeTakeFirstOrThrow();
+    assert.equal('name' in row, false);
+    assert.equal('estimated_value' in row, false);
+    await assert.rejects(
+      loadDataset(store, { accounts: [{ ref: 'gil', email: 'gil@example.com', plan: 'addon' }], collection: [
+        { account: 'gil', masterItemId: 1, condition: 'CIB', status: 'OWNED', purchasePrice: 1, acquiredAt: NOW_ISO, location: 'x', isFavorite: false, estimatedValue: 'lots' },
+      ] }, LOAD),
+      (error: unknown) => error instanceof DatasetError && /^collection row 1: field 'estimatedValue'/.test(error.message),
+    );
   });
 });
 

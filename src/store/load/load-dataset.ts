@@ -74,6 +74,22 @@ export interface LoadOptions {
 const SECTIONS = ['accounts', 'keys', 'catalogue', 'prices', 'collection', 'listings', 'offers', 'transactions'] as const;
 const BATCH = 5000;
 
+/**
+ * Fields the service derives (section 7): a file may carry them, as they are fields of the resource, but
+ * they are only type-checked and never stored: the service computes them from the catalogue and prices.
+ */
+const DERIVED = {
+  collection: {
+    name: optional(isString),
+    category: optional(isString),
+    platform: optional(isString),
+    releaseYear: optional(nullable(year)),
+    estimatedValue: optional(money),
+  },
+  listings: { category: optional(isString) },
+  transactions: { role: optional(oneOf(['buyer', 'seller'])) },
+};
+
 const FIELDS: Record<(typeof SECTIONS)[number], Record<string, FieldSpec>> = {
   accounts: {
     ref: required(nonEmptyString),
@@ -134,6 +150,7 @@ const FIELDS: Record<(typeof SECTIONS)[number], Record<string, FieldSpec>> = {
     isFavorite: required(boolean),
     createdAt: optional(timestamp),
     updatedAt: optional(timestamp),
+    ...DERIVED.collection,
   },
   listings: {
     id: optional(id),
@@ -146,6 +163,7 @@ const FIELDS: Record<(typeof SECTIONS)[number], Record<string, FieldSpec>> = {
     currency: required(currency),
     acceptsTrade: required(boolean),
     shippingCost: required(money),
+    ...DERIVED.listings,
     publicToken: optional((v) => (typeof v === 'string' && /^pub_[0-9A-Za-z_-]{4,64}$/.test(v) ? null : 'must look like pub_<token>')),
     createdAt: optional(timestamp),
     updatedAt: optional(timestamp),
@@ -175,6 +193,7 @@ const FIELDS: Record<(typeof SECTIONS)[number], Record<string, FieldSpec>> = {
     actualDelivery: optional(nullable(timestamp)),
     createdAt: optional(timestamp),
     updatedAt: optional(timestamp),
+    ...DERIVED.transactions,
   },
 };
 
