@@ -5,6 +5,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Store } from '../database.js';
+import { SQLITE_FTS_INSERT_TRIGGER } from '../migrations/0001-initial.js';
 import type { Database } from '../schema.js';
 
 export type Row = Record<string, string | number | null>;
@@ -50,12 +51,46 @@ export function bulkInserter(store: Store, trx: Kysely<Database>): BulkInserter 
 }
 
 /**
+ * Catalogue rows in bulk. On SQLite the per-row FTS trigger costs four times the insert itself, so for the
+ * load it is dropped, each batch is indexed with one INSERT ... SELECT, and the trigger is put back before
+ * the transaction commits (DDL is transactional in SQLite: a refused load restores it too).
+ */
+export interface CatalogueBulk {
+  insert(rows: Row[]): Promise<void>;
+  finish(): void;
+}
+
+export function catalogueBulk(store: Store, bulk: BulkInserter): CatalogueBulk {
+  const sqlite = store.sqlite;
+  if (sqlite === null) return { insert: (rows) => bulk.insert('catalogue_items', rows), finish: () => {} };
+  sqlite.exec('DROP TRIGGER IF EXISTS catalogue_fts_insert');
+  return {
+    async insert(rows) {
+      await bulk.insert('catalogue_items', rows);
+      const ids = rows.map((r) => r.master_item_id as number);
+      for (let i = 0; i < ids.length; i += 5000) {
+        const part = ids.slice(i, i + 5000);
+        sqlite
+          .prepare(
+            `INSERT INTO catalogue_fts(rowid, search_name) SELECT master_item_id, search_name FROM catalogue_items
+             WHERE master_item_id IN (${part.map(() => '?').join(',')})`,
+          )
+          .run(...part);
+      }
+    },
+    finish() {
+      sqlite.exec(SQLITE_FTS_INSERT_TRIGGER);
+    },
+  };
+}
+
+/**
  * Brings current_prices in step with price_records for the given items: the record with the latest
  * scrape_date wins. The same statement runs on both dialects.
  */
 export async function refreshCurrentPrices(trx: Kysely<Database>, masterItemIds: number[]): Promise<void> {
-  for (let i = 0; i < masterItemIds.length; i += 500) {
-    const ids = masterItemIds.slice(i, i + 500);
+  for (let i = 0; i < masterItemIds.length; i += 5000) {
+    const ids = masterItemIds.slice(i, i + 5000);
     await sql`
       insert into current_prices (master_item_id, upc, loose, cib, new, box_only, manual_only, scrape_date)
       select r.master_item_id, r.upc, r.loose, r.cib, r.new, r.box_only, r.manual_only, r.scrape_date

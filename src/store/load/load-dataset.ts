@@ -19,7 +19,7 @@ import type { Store } from '../database.js';
 import type { Database } from '../schema.js';
 import { withWriteTransaction } from '../write-transaction.js';
 import { foldText } from '../search-text.js';
-import { bulkInserter, refreshCurrentPrices, type BulkInserter, type Row } from './bulk-insert.js';
+import { bulkInserter, catalogueBulk, refreshCurrentPrices, type BulkInserter, type Row } from './bulk-insert.js';
 import {
   boolean,
   canonicalTimestamp,
@@ -357,6 +357,7 @@ export async function loadDataset(store: Store, input: DatasetInput, options: Lo
     n = 0;
     let batch: Row[] = [];
     let batchFirstRow = 1;
+    const catalogue = catalogueBulk(store, bulk);
     const flushCatalogue = async () => {
       if (batch.length === 0) return;
       const clash = await items.conflictsWithStore(batch.map((r) => r.master_item_id as number));
@@ -364,7 +365,7 @@ export async function loadDataset(store: Store, input: DatasetInput, options: Lo
         const index = batch.findIndex((r) => clash.has(r.master_item_id as number));
         throw new DatasetError(`catalogue row ${batchFirstRow + index}: masterItemId ${String(batch[index]?.master_item_id)} already exists in the store`);
       }
-      await bulk.insert('catalogue_items', batch);
+      await catalogue.insert(batch);
       progress('catalogue', n);
       batch = [];
       batchFirstRow = n + 1;
@@ -397,6 +398,7 @@ export async function loadDataset(store: Store, input: DatasetInput, options: Lo
       if (batch.length >= BATCH) await flushCatalogue();
     }
     await flushCatalogue();
+    catalogue.finish();
     out.counts.catalogue = n;
 
     // Prices

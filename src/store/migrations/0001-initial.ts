@@ -11,6 +11,10 @@ import type { Dialect } from '../database.js';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyDb = Kysely<any>;
 
+/** Also used by bulk loads, which drop it for the load and index each batch at once (src/store/load). */
+export const SQLITE_FTS_INSERT_TRIGGER = `create trigger catalogue_fts_insert after insert on catalogue_items begin
+            insert into catalogue_fts(rowid, search_name) values (new.master_item_id, new.search_name); end`;
+
 export function initialMigration(dialect: Dialect) {
   const pg = dialect === 'postgres';
   const id = pg ? 'bigint' : 'integer';
@@ -199,8 +203,7 @@ export function initialMigration(dialect: Dialect) {
       } else {
         // External-content FTS5 table over the folded name; triggers keep it in step with every writer.
         await sql`create virtual table catalogue_fts using fts5(search_name, content='catalogue_items', content_rowid='master_item_id', tokenize='trigram')`.execute(db);
-        await sql`create trigger catalogue_fts_insert after insert on catalogue_items begin
-            insert into catalogue_fts(rowid, search_name) values (new.master_item_id, new.search_name); end`.execute(db);
+        await sql.raw(SQLITE_FTS_INSERT_TRIGGER).execute(db);
         await sql`create trigger catalogue_fts_delete after delete on catalogue_items begin
             insert into catalogue_fts(catalogue_fts, rowid, search_name) values ('delete', old.master_item_id, old.search_name); end`.execute(db);
         await sql`create trigger catalogue_fts_update after update of search_name on catalogue_items begin
