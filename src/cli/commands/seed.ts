@@ -20,6 +20,10 @@ export function seedCommand(): Command {
         print(`Seeded ${result.counts.catalogue} items, ${result.counts.prices} price records in ${((Date.now() - started) / 1000).toFixed(1)} s.`);
         print(`Demo account id ${result.accounts.demo}. Demo key (shown once, keep it):`);
         print(`  ${result.keys.demo}`);
+        if (result.keys.collector !== undefined) {
+          print(`Collector account id ${result.accounts.collector} (a large collection), key (shown once):`);
+          print(`  ${result.keys.collector}`);
+        }
       });
     });
 }
