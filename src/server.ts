@@ -1,6 +1,6 @@
 /**
- * Runs the API: migrates, picks the meter, listens on HOST:PORT, and serves /healthz and /readyz on
- * OPS_PORT (never on the API port). SIGTERM or SIGINT: stop accepting, finish requests in flight, close
+ * Runs the API: migrates, picks the meter, listens on HOST:PORT, and serves /healthz, /readyz and the
+ * Prometheus /metrics on OPS_PORT (never on the API port). SIGTERM or SIGINT: stop accepting, finish requests in flight, close
  * the pools, exit 0.
  */
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -11,6 +11,7 @@ import { createMeter } from './metering/create-meter.js';
 import type { Meter } from './metering/meter.js';
 import { migrateToLatest, openStore, warmPool, type Store } from './store/database.js';
 import { sql } from 'kysely';
+import { Metrics } from './observability/metrics.js';
 
 export interface RunningServer {
   app: App;
@@ -34,8 +35,13 @@ export async function startServer(config: Readonly<Config>, options: { store?: S
   await migrateToLatest(store);
   await warmPool(store);
   const meter = await createMeter(config, store);
-  const app = await buildApp({ config, store, meter, clock: systemClock });
+  const metrics = new Metrics({ processMetrics: true });
+  const app = await buildApp({ config, store, meter, clock: systemClock, metrics });
   const ops = Fastify({ logger: false });
+  ops.get('/metrics', async (_request, reply) => {
+    reply.type(metrics.registry.contentType);
+    return metrics.registry.metrics();
+  });
   ops.get('/healthz', async () => ({ status: 'ok' }));
   ops.get('/readyz', async (_request, reply) => {
     const [storeOk, meterOk] = await Promise.all([storeReachable(store), meter.ping()]);

@@ -25,6 +25,7 @@ import { rateLimitHeaders } from './rate-limit-headers.js';
 import { registerOpenApi } from './openapi.js';
 import { registerRoutes } from './routes/index.js';
 import { isStoreUnavailable } from './store-errors.js';
+import { Metrics } from '../observability/metrics.js';
 
 export interface AppDeps {
   config: Readonly<Config>;
@@ -33,6 +34,8 @@ export interface AppDeps {
   clock: Clock;
   /** A pino logger or `false`; tests pass a logger writing to a buffer. */
   logger?: FastifyBaseLogger | false;
+  /** Where request and metering metrics go (the server serves them on the ops port). */
+  metrics?: Metrics;
 }
 
 /** What a route declares about itself to the pipeline. */
@@ -74,14 +77,17 @@ export type App = FastifyInstance<
 >;
 
 /** The contract's error for anything thrown while answering: 503 for an unreachable store or meter. */
-function toApiError(error: unknown, request: FastifyRequest): ApiError {
+function toApiError(error: unknown, request: FastifyRequest, metrics: Metrics): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof MeterUnavailableError || isStoreUnavailable(error)) {
+    metrics.storeErrors.inc({ kind: 'unavailable' });
+    if (error instanceof MeterUnavailableError) metrics.outcome('unavailable');
     request.log.warn({ err: error, reqId: request.id }, 'store or meter unavailable');
     return new ApiError('service_unavailable', 'The service is temporarily unavailable; retry shortly.', {
       'retry-after': RETRY_AFTER_UNAVAILABLE_S,
     });
   }
+  metrics.storeErrors.inc({ kind: 'unexpected' });
   request.log.error({ err: error, reqId: request.id }, 'unexpected error');
   return new ApiError('server_error', 'An unexpected error occurred.');
 }
@@ -92,6 +98,7 @@ function scrub(text: string): string {
 
 export async function buildApp(deps: AppDeps): Promise<App> {
   const { config, store, meter, clock } = deps;
+  const metrics = deps.metrics ?? new Metrics();
   const app = Fastify({
     ...(deps.logger === undefined
       ? { logger: { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers["x-api-key"]'] } }
@@ -177,7 +184,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
             : 'The request is malformed.',
       );
     } catch (thrown) {
-      apiError = toApiError(thrown, request);
+      apiError = toApiError(thrown, request, metrics);
     }
     void reply
       .code(apiError.status)
@@ -211,10 +218,15 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       now,
     });
     const headers = rateLimitHeaders(principal.limits, admission.burst, admission.quota?.used ?? null, now);
-    if (!admission.burst.allowed) throw rateLimited(principal.limits, admission.burst.resetInMs, headers);
+    if (!admission.burst.allowed) {
+      metrics.outcome('rate_limited');
+      throw rateLimited(principal.limits, admission.burst.resetInMs, headers);
+    }
+    metrics.outcome('admitted');
     reply.headers(headers);
     if (refusal !== null) throw refusal;
     if (admission.quota !== null && !admission.quota.allowed) {
+      metrics.outcome('quota_exceeded');
       throw new ApiError('quota_exceeded', `The monthly quota of ${principal.limits.monthly} requests is used up.`, {
         ...headers,
         'retry-after': ceilSeconds(monthBounds(now).reset - now),
@@ -222,6 +234,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     }
     if (admission.quota !== null) request.usage = { period: admission.quota.period, used: admission.quota.used };
     request.burst = { state: admission.burst, now };
+    if (quota) metrics.outcome('counted');
     if (quota && admission.quota !== null) request.counted = { period: admission.quota.period, day: dayOf(now) };
   }
 
@@ -232,12 +245,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
 
   app.setErrorHandler(async (error: unknown, request, reply) => {
-    const apiError = toApiError(error, request);
+    const apiError = toApiError(error, request, metrics);
     if (apiError.status >= 500 && request.counted !== null && request.principal !== null) {
       const { period, day } = request.counted;
       request.counted = null;
       try {
         await meter.refund(request.principal.accountId, request.principal.keyId, period, day);
+        metrics.outcome('given_back');
         if (request.usage !== null && request.burst !== null) {
           request.usage = { ...request.usage, used: request.usage.used - 1 };
           reply.headers(rateLimitHeaders(request.principal.limits, request.burst.state, request.usage.used, request.burst.now));
@@ -252,6 +266,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
 
   app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unknown';
+    metrics.requests.inc({ route, method: request.method, status: reply.statusCode });
+    metrics.duration.observe({ route }, reply.elapsedTime / 1000);
     request.log.info(
       {
         reqId: request.id,

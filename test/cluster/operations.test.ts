@@ -44,6 +44,22 @@ describe('a server on SQLite, run as operators run it', () => {
     }
   });
 
+  test('/metrics on OPS_PORT: requests by route and status, metering outcomes, event-loop delay, memory', async () => {
+    await fetch(`${server.base}/catalogue/1`, { headers: { 'x-api-key': key } });
+    await fetch(`${server.base}/catalogue/abc`, { headers: { 'x-api-key': key } });
+    const res = await fetch(`http://127.0.0.1:${server.opsPort}/metrics`);
+    assert.equal(res.status, 200);
+    const text = await res.text();
+    assert.match(text, /shelfapi_http_requests_total\{route="\/developer\/v1\/catalogue\/:id",method="GET",status="200"\} 1/);
+    assert.match(text, /shelfapi_http_requests_total\{route="\/developer\/v1\/catalogue\/:id",method="GET",status="400"\} 1/);
+    assert.match(text, /shelfapi_meter_outcomes_total\{outcome="counted"\} 1/);
+    assert.match(text, /shelfapi_http_request_duration_seconds_bucket/);
+    assert.match(text, /nodejs_eventloop_lag_p99_seconds/);
+    assert.match(text, /process_resident_memory_bytes/);
+    assert.doesNotMatch(text, new RegExp(key));
+    assert.equal((await fetch(`http://127.0.0.1:${server.port}/metrics`)).status, 401);
+  });
+
   test('SIGTERM: stops accepting, finishes the export in flight, exits 0', async () => {
     // A client that reads the export slowly keeps the request in flight while the signal arrives.
     const body = await new Promise<string>((resolve, reject) => {

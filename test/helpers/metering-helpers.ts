@@ -1,7 +1,8 @@
 /**
  * Helpers of the metering suites (test/metering): small plan limits, reading the rate-limit headers, what
- * the meter stored, a data store that can be made to fail after the quota step, and child processes that
- * race on one SQLite file. test-app.ts and fixture.ts are shared and stay untouched; this builds on them.
+ * the meter stored (through the meter or the database, so that the HTTP-level tests run on every
+ * TEST_STORE), a data store that can be made to fail after the quota step, and child processes that race
+ * on one SQLite file. test-app.ts and fixture.ts are shared and stay untouched; this builds on them.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -13,7 +14,8 @@ import { Kysely, SqliteDialect, type SqliteDatabase as KyselySqliteDatabase } fr
 import { buildApp, type App } from '../../src/http/app.js';
 import { hashKey } from '../../src/keys/api-key.js';
 import type { Database } from '../../src/store/schema.js';
-import { createTestContext, type ContextOptions, type TestContext } from './test-app.js';
+import { keyUsage as keyUsageReport } from '../../src/admin/keys.service.js';
+import { createTestContext, TEST_STORE, type ContextOptions, type TestContext } from './test-app.js';
 
 /** PLAN_LIMITS for the enthusiast plan (alice); bob's addon plan keeps its defaults. */
 export function enthusiastLimits(monthly: number, perMinute: number): Record<string, string> {
@@ -96,31 +98,51 @@ export function accountId(ctx: TestContext, ref: string): number {
 }
 
 /** The id of a fixture key, found by the hash of the full key the loader printed. */
-export function keyId(ctx: TestContext, ref: string): number {
+export async function keyId(ctx: TestContext, ref: string): Promise<number> {
   const full = ctx.loaded.keys[ref];
   assert.ok(full !== undefined, `no fixture key ${ref}`);
-  const row = ctx.store.sqlite!.prepare('SELECT id FROM api_keys WHERE key_hash = ?').get(hashKey(full)) as { id: number } | undefined;
+  const row = await ctx.store.db.selectFrom('api_keys').select('id').where('key_hash', '=', hashKey(full)).executeTakeFirst();
   assert.ok(row, `key ${ref} is not in the store`);
-  return row.id;
+  return Number(row.id);
 }
 
-export function lastUsedAt(ctx: TestContext, ref: string): string | null {
-  const row = ctx.store.sqlite!.prepare('SELECT last_used_at AS at FROM api_keys WHERE id = ?').get(keyId(ctx, ref)) as { at: string | null };
-  return row.at;
+/** A key's last use as the owner sees it (the report behind `shelfapi keys usage`). */
+export async function lastUsedAt(ctx: TestContext, ref: string): Promise<string | null> {
+  return (await keyUsageReport(ctx.store, ctx.meter, await keyId(ctx, ref), ctx.clock.now(), 1)).key.lastUsedAt;
 }
 
-/** Quota count as stored (0 when no row). */
-export function storedUsed(ctx: TestContext, account: number, period: string): number {
-  const row = ctx.store.sqlite!.prepare('SELECT used FROM quota_usage WHERE account_id = ? AND period = ?').get(account, period) as
-    | { used: number }
-    | undefined;
-  return row?.used ?? 0;
+/** A key's counted requests per UTC day from `sinceDay`, newest first, days without any left out. */
+export async function countedDays(ctx: TestContext, key: number, sinceDay: string): Promise<Array<{ day: string; requests: number }>> {
+  return (await ctx.meter.keyUsage(key, sinceDay)).filter((d) => d.requests > 0);
 }
 
-/** Burst events stored for an account (the meter prunes expired ones only when it admits). */
-export function storedBurstEvents(ctx: TestContext, account: number): number {
-  return (ctx.store.sqlite!.prepare('SELECT count(*) AS n FROM burst_events WHERE account_id = ?').get(account) as { n: number }).n;
+/** Requests counted against the account's quota in a period, as the meter's store holds them. */
+export function storedUsed(ctx: TestContext, account: number, period: string): Promise<number> {
+  return ctx.meter.used(account, period);
 }
+
+/**
+ * Requests in the account's burst window as stored (the meter prunes expired ones only when it admits).
+ * Null when the window is not in the database (the Redis meter keeps it in a sorted set of its own).
+ */
+export async function storedBurstEvents(ctx: TestContext, account: number): Promise<number | null> {
+  if (ctx.config.redisUrl !== null) return null;
+  const row = await ctx.store.db
+    .selectFrom('burst_events')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('account_id', '=', account)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Asserts the stored burst window where the test can see it (see storedBurstEvents). */
+export async function assertBurstEvents(ctx: TestContext, account: number, expected: number, message?: string): Promise<void> {
+  const n = await storedBurstEvents(ctx, account);
+  if (n !== null) assert.equal(n, expected, message);
+}
+
+/** The SQLite-only suites (locks, child processes on one file, the SQLite meter itself) skip elsewhere. */
+export const SQLITE_ONLY = TEST_STORE === 'sqlite' ? {} : { skip: `SQLite only (TEST_STORE=${TEST_STORE})` };
 
 /** Fires `n` copies of a request at once and tallies the statuses (and error codes of the 429s). */
 export async function fireAtOnce(

@@ -13,7 +13,8 @@ import {
   keyId,
   meUsage,
   raceWorkers,
-  storedBurstEvents,
+  SQLITE_ONLY,
+  assertBurstEvents,
   storedUsed,
   type WorkerOrder,
   type WorkerReport,
@@ -48,8 +49,8 @@ describe('one process: N requests in flight, K slots left', () => {
       .sort((a, b) => a - b);
     assert.deepEqual(left, Array.from({ length: K }, (_, i) => i));
 
-    assert.equal(storedBurstEvents(ctx, alice), 10);
-    assert.equal(storedUsed(ctx, alice, '2026-11'), 10, 'rate_limited requests are not counted against the quota');
+    await assertBurstEvents(ctx, alice, 10);
+    assert.equal(await storedUsed(ctx, alice, '2026-11'), 10, 'rate_limited requests are not counted against the quota');
   });
 
   it(`quota: exactly ${K} of ${N} get 200, the rest 429 quota_exceeded, and the stored count is exact`, async (t) => {
@@ -67,11 +68,11 @@ describe('one process: N requests in flight, K slots left', () => {
     assert.deepEqual(remaining, Array.from({ length: K }, (_, i) => i));
     for (const r of responses.filter((x) => x.statusCode === 429)) assert.equal(intHeader(r, 'x-ratelimit-remaining'), 0);
 
-    assert.equal(storedUsed(ctx, alice, '2026-11'), 10);
+    assert.equal(await storedUsed(ctx, alice, '2026-11'), 10);
     assert.deepEqual((await meUsage(ctx)).usage, { period: '2026-11', used: 10, remaining: 0 });
     const perKey =
-      (await ctx.meter.keyUsage(keyId(ctx, 'alice'), '2026-11-20'))[0]!.requests +
-      (await ctx.meter.keyUsage(keyId(ctx, 'alice-second'), '2026-11-20'))[0]!.requests;
+      (await ctx.meter.keyUsage(await keyId(ctx, 'alice'), '2026-11-20'))[0]!.requests +
+      (await ctx.meter.keyUsage(await keyId(ctx, 'alice-second'), '2026-11-20'))[0]!.requests;
     assert.equal(perKey, 10, 'per-key daily counts add up to the account total');
   });
 
@@ -79,21 +80,22 @@ describe('one process: N requests in flight, K slots left', () => {
     const ctx = await context(t, enthusiastLimits(K, 1000));
     const { tally } = await fireAtOnce(N, (i) => ctx.get(`${V1}/catalogue`, i % 2 === 0 ? 'alice' : 'bob'));
     assert.deepEqual(tally, { '200': K + N / 2, '429 quota_exceeded': N / 2 - K });
-    assert.equal(storedUsed(ctx, accountId(ctx, 'bob'), '2026-11'), N / 2);
+    assert.equal(await storedUsed(ctx, accountId(ctx, 'bob'), '2026-11'), N / 2);
   });
 });
 
-describe('several processes on one host, one SQLite file', () => {
+describe('several processes on one host, one SQLite file', SQLITE_ONLY, () => {
   const WORKERS = 3;
   const ATTEMPTS = 20; // per process: 60 in all, a few ms of lock time each, far below busy_timeout
 
-  function orders(ctx: TestContext, limits: { monthly: number; perMinute: number }): WorkerOrder[] {
+  async function orders(ctx: TestContext, limits: { monthly: number; perMinute: number }): Promise<WorkerOrder[]> {
+    const key = await keyId(ctx, 'alice');
     // Worker 0 admits back to back (the others wait on its lock); the rest pause 1 ms between admissions,
     // so that their transactions interleave. Either way the totals must be exact.
     return Array.from({ length: WORKERS }, (_, i) => ({
       dbPath: ctx.store.sqlitePath!,
       accountIds: [accountId(ctx, 'alice')],
-      keyId: keyId(ctx, 'alice'),
+      keyId: key,
       ...limits,
       quota: true,
       attempts: ATTEMPTS,
@@ -106,13 +108,13 @@ describe('several processes on one host, one SQLite file', () => {
   it('quota: the processes together admit exactly the monthly limit', async (t) => {
     const ctx = await context(t, enthusiastLimits(25, 1000));
     const limits = { monthly: 25, perMinute: 1000 };
-    const reports = await raceWorkers(orders(ctx, limits));
+    const reports = await raceWorkers(await orders(ctx, limits));
     const sum = (f: (r: (typeof reports)[number]) => number) => reports.reduce((s, r) => s + f(r), 0);
 
     assert.equal(sum((r) => r.quotaAllowed), limits.monthly, JSON.stringify(reports));
     assert.equal(sum((r) => r.quotaExceeded), WORKERS * ATTEMPTS - limits.monthly);
-    assert.equal(storedUsed(ctx, accountId(ctx, 'alice'), '2026-11'), limits.monthly);
-    assert.equal(storedBurstEvents(ctx, accountId(ctx, 'alice')), WORKERS * ATTEMPTS);
+    assert.equal(await storedUsed(ctx, accountId(ctx, 'alice'), '2026-11'), limits.monthly);
+    await assertBurstEvents(ctx, accountId(ctx, 'alice'), WORKERS * ATTEMPTS);
     // This process, which holds the same file open, sees the same count through the app.
     assert.deepEqual((await meUsage(ctx)).usage, { period: '2026-11', used: 25, remaining: 0 });
   });
@@ -120,13 +122,13 @@ describe('several processes on one host, one SQLite file', () => {
   it('burst: the processes together admit exactly perMinute in the window', async (t) => {
     const ctx = await context(t, enthusiastLimits(100_000, 25));
     const limits = { monthly: 100_000, perMinute: 25 };
-    const reports = await raceWorkers(orders(ctx, limits));
+    const reports = await raceWorkers(await orders(ctx, limits));
     const sum = (f: (r: (typeof reports)[number]) => number) => reports.reduce((s, r) => s + f(r), 0);
 
     assert.equal(sum((r) => r.burstAllowed), limits.perMinute, JSON.stringify(reports));
     assert.equal(sum((r) => r.rateLimited), WORKERS * ATTEMPTS - limits.perMinute);
-    assert.equal(storedBurstEvents(ctx, accountId(ctx, 'alice')), limits.perMinute);
-    assert.equal(storedUsed(ctx, accountId(ctx, 'alice'), '2026-11'), limits.perMinute);
+    await assertBurstEvents(ctx, accountId(ctx, 'alice'), limits.perMinute);
+    assert.equal(await storedUsed(ctx, accountId(ctx, 'alice'), '2026-11'), limits.perMinute);
     // The window is full for the app in this process too.
     const res = await ctx.get(`${V1}/me`);
     assert.equal(res.statusCode, 429, res.body);
@@ -139,12 +141,13 @@ describe('several processes on one host, one SQLite file', () => {
   const ROUND_MS = 3;
   const FIRST_ACCOUNT = 1_000_000;
 
-  function roundOrders(ctx: TestContext, limits: { monthly: number; perMinute: number }): WorkerOrder[] {
+  async function roundOrders(ctx: TestContext, limits: { monthly: number; perMinute: number }): Promise<WorkerOrder[]> {
+    const key = await keyId(ctx, 'alice');
     const accountIds = Array.from({ length: ROUNDS }, (_, a) => FIRST_ACCOUNT + a);
     return Array.from({ length: WORKERS }, () => ({
       dbPath: ctx.store.sqlitePath!,
       accountIds,
-      keyId: keyId(ctx, 'alice'),
+      keyId: key,
       ...limits,
       quota: true,
       attempts: 1,
@@ -172,7 +175,7 @@ describe('several processes on one host, one SQLite file', () => {
 
   it(`burst, ${ROUNDS} races of ${WORKERS} processes for one slot: exactly one admitted each time`, async (t) => {
     const ctx = await context(t, {});
-    const reports = await raceWorkers(roundOrders(ctx, { monthly: 100_000, perMinute: 1 }));
+    const reports = await raceWorkers(await roundOrders(ctx, { monthly: 100_000, perMinute: 1 }));
     assert.deepEqual(notExactlyOne(perAccount(reports, (r) => r.burstAllowedByAccount)), []);
     assert.deepEqual(
       notExactlyOne(
@@ -184,7 +187,7 @@ describe('several processes on one host, one SQLite file', () => {
 
   it(`quota, ${ROUNDS} races of ${WORKERS} processes for the last unit of the month: exactly one counted each time`, async (t) => {
     const ctx = await context(t, {});
-    const reports = await raceWorkers(roundOrders(ctx, { monthly: 1, perMinute: 1000 }));
+    const reports = await raceWorkers(await roundOrders(ctx, { monthly: 1, perMinute: 1000 }));
     assert.deepEqual(notExactlyOne(perAccount(reports, (r) => r.quotaAllowedByAccount)), []);
     assert.deepEqual(
       notExactlyOne(

@@ -1,0 +1,33 @@
+-- Random ids and random keys for wrk: paths come from PATHS (with {id} replaced by 1..IDS), keys from
+-- KEYS_FILE, one per line. Prints a JSON summary on stdout when done.
+local paths, keys = {}, {}
+local ids = tonumber(os.getenv("IDS") or "1000000")
+for p in string.gmatch(os.getenv("PATHS") or "/", "[^|]+") do table.insert(paths, p) end
+local keys_file = os.getenv("KEYS_FILE")
+if keys_file then for line in io.lines(keys_file) do if #line > 0 then table.insert(keys, line) end end end
+
+local thread_counter = 0
+function setup(thread)
+  thread_counter = thread_counter + 1
+  thread:set("seed", thread_counter)
+end
+
+function init(args)
+  math.randomseed(os.time() + (seed or 0) * 7919)
+end
+
+request = function()
+  local path = paths[math.random(#paths)]
+  path = string.gsub(path, "{id}", tostring(math.random(ids)))
+  local headers = {}
+  if #keys > 0 then headers["X-API-Key"] = keys[math.random(#keys)] end
+  return wrk.format("GET", path, headers)
+end
+
+done = function(summary, latency, requests)
+  local non2xx = summary.errors.status
+  io.write(string.format('{"requests":%d,"durationUs":%d,"rps":%.1f,"p50Us":%d,"p90Us":%d,"p99Us":%d,"maxUs":%d,"non2xx":%d,"socketErrors":%d}\n',
+    summary.requests, summary.duration, summary.requests / (summary.duration / 1e6),
+    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max, non2xx,
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout))
+end

@@ -1,0 +1,46 @@
+/**
+ * Prometheus metrics, served on the ops port at /metrics: requests by route and status, latency, metering
+ * outcomes, store errors, and the process's own (memory, event-loop delay). One registry per app, so tests
+ * that build many apps never share counters.
+ */
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export type MeterOutcome = 'admitted' | 'counted' | 'rate_limited' | 'quota_exceeded' | 'unavailable' | 'given_back';
+
+export class Metrics {
+  readonly registry = new Registry();
+  readonly requests = new Counter({
+    name: 'shelfapi_http_requests_total',
+    help: 'Requests answered, by route pattern, method and status',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly duration = new Histogram({
+    name: 'shelfapi_http_request_duration_seconds',
+    help: 'Time from the request to its answer, by route pattern',
+    labelNames: ['route'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+  readonly meter = new Counter({
+    name: 'shelfapi_meter_outcomes_total',
+    help: 'Metering decisions: admitted (burst), counted (quota), rate_limited, quota_exceeded, unavailable, given_back',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly storeErrors = new Counter({
+    name: 'shelfapi_store_errors_total',
+    help: 'Errors from the data store or meter: unavailable (503) or unexpected (500)',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(options: { processMetrics?: boolean } = {}) {
+    // Event-loop delay at 1 ms resolution: the export must keep it low while it streams.
+    if (options.processMetrics) collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 1 });
+  }
+
+  outcome(outcome: MeterOutcome): void {
+    this.meter.inc({ outcome });
+  }
+}
