@@ -41,9 +41,12 @@ export async function createKey(
   return { id, key, record: (await getKey(store.db, id))! };
 }
 
-export async function accountKeys(store: Store, accountId: number): Promise<KeyRecord[]> {
+/** The account's keys, with their last use as the meter knows it (in Redis, or in the database). */
+export async function accountKeys(store: Store, meter: Meter, accountId: number): Promise<KeyRecord[]> {
   if (!(await getAccount(store.db, accountId))) throw new InputError(`account ${accountId} does not exist`);
-  return listKeys(store.db, accountId);
+  const keys = await listKeys(store.db, accountId);
+  const lastUsed = await meter.lastUsed(keys.map((k) => k.id));
+  return keys.map((k) => ({ ...k, lastUsedAt: lastUsed.get(k.id) ?? null }));
 }
 
 export async function revoke(store: Store, keyId: number, now: number): Promise<KeyRecord> {
@@ -60,10 +63,11 @@ export interface KeyUsageReport {
 
 /** Requests per UTC day over the last `days` days (today included), every day listed, newest first. */
 export async function keyUsage(store: Store, meter: Meter, keyId: number, now: number, days: number): Promise<KeyUsageReport> {
-  const key = await getKey(store.db, keyId);
-  if (!key) throw new InputError(`key ${keyId} does not exist`);
+  const stored = await getKey(store.db, keyId);
+  if (!stored) throw new InputError(`key ${keyId} does not exist`);
+  const key = { ...stored, lastUsedAt: (await meter.lastUsed([keyId])).get(keyId) ?? null };
   const since = dayOf(now - (days - 1) * 86_400_000);
-  const counted = new Map((await meter.keyUsage(keyId, since)).map((d) => [d.day, d.requests]));
+  const counted = new Map((await meter.keyUsage(keyId, since, dayOf(now))).map((d) => [d.day, d.requests]));
   const out: KeyDailyUsage[] = [];
   for (let i = 0; i < days; i++) {
     const day = dayOf(now - i * 86_400_000);

@@ -47,8 +47,10 @@ export interface Meter {
   refund(accountId: number, keyId: number, period: string, day: string): Promise<void>;
   /** Requests counted in the account's current period, for /me and the CLI. */
   used(accountId: number, period: string): Promise<number>;
-  /** Requests per UTC day of one key, newest first, from `sinceDay` on. */
-  keyUsage(keyId: number, sinceDay: string): Promise<KeyDailyUsage[]>;
+  /** Requests per UTC day of one key, newest first, from `sinceDay` to `untilDay` (default: today). */
+  keyUsage(keyId: number, sinceDay: string, untilDay?: string): Promise<KeyDailyUsage[]>;
+  /** When each key was last used (any request past the key and plan checks); keys never used are absent. */
+  lastUsed(keyIds: number[]): Promise<Map<number, string>>;
   /** True when the meter's store answers (readiness). */
   ping(): Promise<boolean>;
   close(): Promise<void>;

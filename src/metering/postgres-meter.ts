@@ -102,16 +102,25 @@ export class PostgresMeter implements Meter {
     });
   }
 
-  keyUsage(keyId: number, sinceDay: string): Promise<KeyDailyUsage[]> {
+  keyUsage(keyId: number, sinceDay: string, untilDay = '9999-12-31'): Promise<KeyDailyUsage[]> {
     return this.guard(() =>
       this.db
         .selectFrom('key_usage_daily')
         .select(['day', 'requests'])
         .where('key_id', '=', keyId)
         .where('day', '>=', sinceDay)
+        .where('day', '<=', untilDay)
         .orderBy('day', 'desc')
         .execute(),
     );
+  }
+
+  lastUsed(keyIds: number[]): Promise<Map<number, string>> {
+    return this.guard(async () => {
+      if (keyIds.length === 0) return new Map();
+      const rows = await this.db.selectFrom('api_keys').select(['id', 'last_used_at']).where('id', 'in', keyIds).execute();
+      return new Map(rows.filter((r) => r.last_used_at !== null).map((r) => [r.id, r.last_used_at as string]));
+    });
   }
 
   async ping(): Promise<boolean> {

@@ -155,9 +155,10 @@ export class RedisMeter implements Meter {
     }
   }
 
-  async keyUsage(keyId: number, sinceDay: string): Promise<KeyDailyUsage[]> {
+  async keyUsage(keyId: number, sinceDay: string, untilDay = dayOf(Date.now())): Promise<KeyDailyUsage[]> {
     const days: string[] = [];
-    for (let ms = Date.parse(`${sinceDay}T00:00:00.000Z`), end = Date.now(); ms <= end; ms += 86_400_000) days.push(dayOf(ms));
+    const end = Date.parse(`${untilDay}T00:00:00.000Z`);
+    for (let ms = Date.parse(`${sinceDay}T00:00:00.000Z`); ms <= end; ms += 86_400_000) days.push(dayOf(ms));
     if (days.length === 0) return [];
     try {
       const counts = await this.redis.mget(...days.map((d) => this.key('keyday', keyId, d)));

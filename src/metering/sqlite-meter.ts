@@ -28,6 +28,7 @@ export class SqliteMeter implements Meter {
   private readonly refundDayStmt: SqliteDatabase.Statement;
   private readonly usedStmt: SqliteDatabase.Statement;
   private readonly keyUsageStmt: SqliteDatabase.Statement;
+  private readonly lastUsedStmt: SqliteDatabase.Statement;
   /** performance.now() until which writes do not wait for the lock (see FAIL_FAST_MS). */
   private failFastUntil = 0;
 
@@ -80,8 +81,9 @@ export class SqliteMeter implements Meter {
       'UPDATE key_usage_daily SET requests = requests - 1 WHERE key_id = ? AND day = ? AND requests > 0',
     );
     this.usedStmt = usedNow;
+    this.lastUsedStmt = conn.prepare('SELECT last_used_at AS at FROM api_keys WHERE id = ?');
     this.keyUsageStmt = conn.prepare(
-      'SELECT day, requests FROM key_usage_daily WHERE key_id = ? AND day >= ? ORDER BY day DESC',
+      'SELECT day, requests FROM key_usage_daily WHERE key_id = ? AND day >= ? AND day <= ? ORDER BY day DESC',
     );
   }
 
@@ -135,8 +137,19 @@ export class SqliteMeter implements Meter {
     return this.guard(() => (this.usedStmt.get(accountId, period) as { used: number } | undefined)?.used ?? 0);
   }
 
-  keyUsage(keyId: number, sinceDay: string): Promise<KeyDailyUsage[]> {
-    return this.guard(() => this.keyUsageStmt.all(keyId, sinceDay) as KeyDailyUsage[]);
+  keyUsage(keyId: number, sinceDay: string, untilDay = '9999-12-31'): Promise<KeyDailyUsage[]> {
+    return this.guard(() => this.keyUsageStmt.all(keyId, sinceDay, untilDay) as KeyDailyUsage[]);
+  }
+
+  lastUsed(keyIds: number[]): Promise<Map<number, string>> {
+    return this.guard(() => {
+      const out = new Map<number, string>();
+      for (const id of keyIds) {
+        const row = this.lastUsedStmt.get(id) as { at: string | null } | undefined;
+        if (row?.at) out.set(id, row.at);
+      }
+      return out;
+    });
   }
 
   ping(): Promise<boolean> {

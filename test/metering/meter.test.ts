@@ -520,16 +520,7 @@ describe('per-key usage', () => {
     assert.equal(await storedUsed(ctx, accountId(ctx, 'alice'), '2026-11'), 7);
   });
 
-  it(
-    "records each key's last use, as the owner's usage report (`shelfapi keys usage`) shows it",
-    {
-      todo:
-        TEST_STORE === 'sqlite'
-          ? undefined
-          : 'product bug: the Redis meter keeps last use in Redis (RedisMeter.lastUsed), but the usage report and ' +
-            '`keys list` read api_keys.last_used_at, which nothing writes in Redis mode: every key shows "never"',
-    },
-    async (t) => {
+  it("records each key's last use, as the owner's usage report (`shelfapi keys usage`) shows it", async (t) => {
       const ctx = await context(t, enthusiastLimits(1000, 100));
       assert.equal(await lastUsedAt(ctx, 'alice'), null);
       expectOk(await ctx.get(`${V1}/catalogue`));

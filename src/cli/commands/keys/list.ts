@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { accountKeys } from '../../../admin/keys.service.js';
-import { positiveInt, print, printJson, withStore } from '../../context.js';
+import { positiveInt, print, printJson, withMeter, withStore } from '../../context.js';
 import { table } from '../../table.js';
 
 export function keysListCommand(): Command {
@@ -10,8 +10,9 @@ export function keysListCommand(): Command {
     .option('--json', 'print the keys as a JSON array')
     .action(async (options: { account: string; json?: boolean }) => {
       const accountId = positiveInt('--account', options.account);
-      await withStore(async ({ store, now }) => {
-        const keys = await accountKeys(store, accountId);
+      await withStore(async (ctx) => {
+        const { now } = ctx;
+        const keys = await withMeter(ctx, (meter) => accountKeys(ctx.store, meter, accountId));
         if (options.json) return printJson(keys);
         if (keys.length === 0) return print(`Account ${accountId} has no keys.`);
         const state = (k: (typeof keys)[number]) =>
