@@ -64,8 +64,25 @@ async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
   }
 }
 
+/** A fresh, migrated store of the kind TEST_STORE names, and the DATABASE_URL that reaches it (for CLI runs). */
+export async function openTestStore(): Promise<{ store: Store; databaseUrl: string; close(): Promise<void> }> {
+  if (TEST_STORE === 'postgres') {
+    const pg = await freshPostgresSchema();
+    const store = openStore({ dialect: 'postgres', url: pg.url });
+    await migrateToLatest(store);
+    return { store, databaseUrl: pg.url, close: async () => { await store.close(); await pg.drop(); } };
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'shelfapi-store-'));
+  const path = join(dir, 'store.sqlite');
+  const store = openStore({ dialect: 'sqlite', path });
+  await migrateToLatest(store);
+  return { store, databaseUrl: path, close: async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); } };
+}
+
 export interface TestContext {
   kind: StoreKind;
+  /** The DATABASE_URL of this context's store, for command-line runs against it. */
+  databaseUrl: string;
   app: App;
   store: Store;
   meter: Meter;
@@ -108,6 +125,7 @@ export async function createTestContext(options: ContextOptions = {}): Promise<T
   await app.ready();
   return {
     kind: TEST_STORE,
+    databaseUrl: postgres ? postgres.url : join(dir, 'test.sqlite'),
     app,
     store,
     meter,

@@ -9,24 +9,26 @@ import { join } from 'node:path';
 import type { Store } from '../../src/store/database.js';
 import { DatasetError, loadDataset, type DatasetInput } from '../../src/store/load/load-dataset.js';
 import { FIXTURE_NOW, fixture } from '../helpers/fixture.js';
-import { assertRefused, openSqliteStore, runCli, tableCounts, tempDir } from '../helpers/cli-helpers.js';
+import { assertRefused, runCli, tableCounts, tempDir } from '../helpers/cli-helpers.js';
+import { openTestStore } from '../helpers/test-app.js';
 
 const NOW = Date.parse(FIXTURE_NOW);
 const NOW_ISO = new Date(NOW).toISOString();
 const LOAD = { keyPrefix: 'shelf', now: NOW };
 
 const tmp = tempDir();
-const stores: Store[] = [];
+const stores: Array<{ store: Store; databaseUrl: string; close(): Promise<void> }> = [];
 after(async () => {
-  for (const store of stores) await store.close();
+  for (const opened of stores) await opened.close();
   tmp.cleanup();
 });
+const urlOf = (store: Store): string => stores.find((s) => s.store === store)!.databaseUrl;
 
-let storeNumber = 0;
 /** A new SQLite store, with the shared fixture already loaded unless told otherwise. */
 async function newStore(withFixture = true): Promise<Store> {
-  const store = await openSqliteStore(tmp.db(`load-${++storeNumber}`));
-  stores.push(store);
+  const opened = await openTestStore();
+  stores.push(opened);
+  const store = opened.store;
   if (withFixture) await loadDataset(store, fixture(), LOAD);
   return store;
 }
@@ -451,7 +453,7 @@ describe('shelfapi load (command line)', () => {
     const file = join(tmp.dir, 'bad.json');
     writeFileSync(file, JSON.stringify(dataset));
     const before = await tableCounts(store);
-    const result = await runCli(['load', file, '--json'], { DATABASE_URL: store.sqlitePath! });
+    const result = await runCli(['load', file, '--json'], { DATABASE_URL: urlOf(store) });
     assertRefused(result, /^shelfapi: prices row 3: masterItemId 424242 is not in the catalogue$/);
     assert.equal(result.code, 1);
     assert.deepEqual(await tableCounts(store), before);
@@ -462,8 +464,8 @@ describe('shelfapi load (command line)', () => {
     writeFileSync(file, '{"accounts": [');
     const before = await tableCounts(store);
     const [broken, missing] = await Promise.all([
-      runCli(['load', file], { DATABASE_URL: store.sqlitePath! }),
-      runCli(['load', join(tmp.dir, 'nope.json')], { DATABASE_URL: store.sqlitePath! }),
+      runCli(['load', file], { DATABASE_URL: urlOf(store) }),
+      runCli(['load', join(tmp.dir, 'nope.json')], { DATABASE_URL: urlOf(store) }),
     ]);
     assertRefused(broken, /not valid JSON/);
     assertRefused(missing, /cannot read .*nope\.json/);

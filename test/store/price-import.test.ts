@@ -261,7 +261,7 @@ describe('import prices: round trip of the export', () => {
     const file = join(tmp.dir, 'export.csv');
     writeFileSync(file, exported.body);
     const before = await priceState(ctx.store);
-    const out = parseJsonOutput(await runCli(['import', 'prices', file, '--json'], { DATABASE_URL: ctx.store.sqlitePath! }));
+    const out = parseJsonOutput(await runCli(['import', 'prices', file, '--json'], { DATABASE_URL: ctx.databaseUrl }));
     const rows = exported.body.split('\r\n').filter((l) => l !== '').length - 1;
     assert.deepEqual(out, { rows, items: rows });
     assert.deepEqual(await priceState(ctx.store), before);
@@ -272,7 +272,7 @@ describe('import prices: round trip of the export', () => {
     const file = join(tmp.dir, 'bad.csv');
     writeFileSync(file, HEADER + line(1, [500, 500, 500, 500, 500], '2026-11-15T00:00:00.000Z') + line(2, [1, 1, 1, 1, 1], 'yesterday'));
     const before = await priceState(ctx.store);
-    const result = await runCli(['import', 'prices', file], { DATABASE_URL: ctx.store.sqlitePath! });
+    const result = await runCli(['import', 'prices', file], { DATABASE_URL: ctx.databaseUrl });
     assertRefused(result, /^shelfapi: line 3: scrapeDate/);
     assert.equal(result.code, 1);
     assert.deepEqual(await priceState(ctx.store), before);
