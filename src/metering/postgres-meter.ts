@@ -29,19 +29,31 @@ export class PostgresMeter implements Meter {
       this.db.transaction().execute(async (trx) => {
         // Ids past 2^31 share a lock with another account: that only serializes the two, never miscounts.
         await sql`select pg_advisory_xact_lock(${LOCK_CLASS}::int, ${r.accountId % 2_147_483_647}::int)`.execute(trx);
-        const since = r.now - WINDOW_MS;
-        await trx.deleteFrom('burst_events').where('account_id', '=', r.accountId).where('at_ms', '<=', since).execute();
-        const w = await trx
-          .selectFrom('burst_events')
-          .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('at_ms').as('oldest')])
+        const pruned = await trx
+          .deleteFrom('burst_events')
           .where('account_id', '=', r.accountId)
-          .executeTakeFirstOrThrow();
-        const n = Number(w.n);
-        const oldest = w.oldest === null ? null : Number(w.oldest);
+          .where('at_ms', '<=', r.now - WINDOW_MS)
+          .executeTakeFirst();
+        const left = Number(pruned.numDeletedRows);
+        if (left > 0) {
+          await trx.updateTable('burst_windows').set({ n: sql`n - ${left}` }).where('account_id', '=', r.accountId).execute();
+        }
+        const window = await trx.selectFrom('burst_windows').select('n').where('account_id', '=', r.accountId).executeTakeFirst();
+        const n = window?.n ?? 0;
+        const oldestRow =
+          n === 0
+            ? undefined
+            : await trx.selectFrom('burst_events').select((eb) => eb.fn.min('at_ms').as('oldest')).where('account_id', '=', r.accountId).executeTakeFirst();
+        const oldest = oldestRow?.oldest == null ? null : Number(oldestRow.oldest);
         if (n >= r.limits.perMinute) {
           return { burst: { allowed: false, remaining: 0, resetInMs: oldest === null ? WINDOW_MS : oldest + WINDOW_MS - r.now }, quota: null };
         }
         await trx.insertInto('burst_events').values({ account_id: r.accountId, at_ms: r.now }).execute();
+        await trx
+          .insertInto('burst_windows')
+          .values({ account_id: r.accountId, n: 1 })
+          .onConflict((oc) => oc.column('account_id').doUpdateSet({ n: sql`burst_windows.n + 1` }))
+          .execute();
         await trx.updateTable('api_keys').set({ last_used_at: new Date(r.now).toISOString() }).where('id', '=', r.keyId).execute();
         const burst = { allowed: true, remaining: r.limits.perMinute - n - 1, resetInMs: (oldest ?? r.now) + WINDOW_MS - r.now };
         const period = periodOf(r.now);

@@ -10,6 +10,7 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration }
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import { initialMigration } from './migrations/0001-initial.js';
+import { burstWindowsMigration } from './migrations/0002-burst-windows.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -45,10 +46,32 @@ export function openSqliteConnection(path: string, options: { readonly?: boolean
   return conn;
 }
 
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * The connection as Kysely sees it, with prepared statements kept by SQL text: Kysely's SQLite driver
+ * prepares every query anew, which costs more than running the hot ones. A statement still iterating is
+ * never handed out twice.
+ */
+function withStatementCache(sqlite: SqliteDatabase.Database): { prepare(sql: string): SqliteDatabase.Statement; close(): void } {
+  const cache = new Map<string, SqliteDatabase.Statement>();
+  return {
+    prepare(sql) {
+      const cached = cache.get(sql);
+      if (cached !== undefined && !cached.busy) return cached;
+      const statement = sqlite.prepare(sql);
+      if (cache.size >= STATEMENT_CACHE_SIZE) cache.clear();
+      cache.set(sql, statement);
+      return statement;
+    },
+    close: () => sqlite.close(),
+  };
+}
+
 export function openStore(config: DatabaseConfig): Store {
   if (config.dialect === 'sqlite') {
     const sqlite = openSqliteConnection(config.path);
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
     return {
       dialect: 'sqlite',
       db,
@@ -87,7 +110,7 @@ export async function warmPool(store: Store): Promise<void> {
 }
 
 function migrationsFor(dialect: Dialect): Record<string, Migration> {
-  return { '0001-initial': initialMigration(dialect) };
+  return { '0001-initial': initialMigration(dialect), '0002-burst-windows': burstWindowsMigration(dialect) };
 }
 
 export async function migrateToLatest(store: Store): Promise<string[]> {

@@ -136,6 +136,12 @@ export interface BurstEventsTable {
   at_ms: number;
 }
 
+/** The number of rows of burst_events per account, kept in step by the meters. */
+export interface BurstWindowsTable {
+  account_id: number;
+  n: number;
+}
+
 export interface QuotaUsageTable {
   account_id: number;
   period: string; // YYYY-MM
@@ -159,6 +165,7 @@ export interface Database {
   offers: OffersTable;
   transactions: TransactionsTable;
   burst_events: BurstEventsTable;
+  burst_windows: BurstWindowsTable;
   quota_usage: QuotaUsageTable;
   key_usage_daily: KeyUsageDailyTable;
 }

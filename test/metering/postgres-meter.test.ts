@@ -1,0 +1,65 @@
+/**
+ * The database meter on PostgreSQL (DATABASE_URL=postgres://... without REDIS_URL), driven directly:
+ * the sliding window, the quota, exactness under concurrency, give-back. Runs in the PostgreSQL pass.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { PostgresMeter } from '../../src/metering/postgres-meter.js';
+import { loadDataset } from '../../src/store/load/load-dataset.js';
+import { fixture, FIXTURE_NOW } from '../helpers/fixture.js';
+import { openTestStore, TEST_STORE } from '../helpers/test-app.js';
+
+const NOW = Date.parse(FIXTURE_NOW);
+
+describe('PostgresMeter', { skip: TEST_STORE !== 'postgres' ? 'runs in the PostgreSQL pass (TEST_STORE=postgres)' : false }, () => {
+  let opened: Awaited<ReturnType<typeof openTestStore>>;
+  let meter: PostgresMeter;
+  let alice: number;
+  let bob: number;
+  let aliceKey: number;
+
+  before(async () => {
+    opened = await openTestStore();
+    const loaded = await loadDataset(opened.store, fixture(), { keyPrefix: 'shelf', now: NOW });
+    alice = loaded.accounts.alice!;
+    bob = loaded.accounts.bob!;
+    const key = await opened.store.db.selectFrom('api_keys').select('id').where('account_id', '=', alice).orderBy('id').executeTakeFirstOrThrow();
+    aliceKey = key.id;
+    meter = new PostgresMeter(opened.store.db);
+  });
+  after(() => opened.close());
+
+  it('a sliding 60-second window: perMinute accepted, then refused until the oldest leaves', async () => {
+    const limits = { perMinute: 3, monthly: 1000 };
+    const at = (ms: number) => meter.admit({ accountId: alice, keyId: aliceKey, limits, quota: false, now: NOW + ms });
+    assert.equal((await at(0)).burst.allowed, true);
+    assert.equal((await at(10_000)).burst.allowed, true);
+    assert.equal((await at(20_000)).burst.remaining, 0);
+    const refused = await at(30_000);
+    assert.deepEqual(refused.burst, { allowed: false, remaining: 0, resetInMs: 30_000 });
+    assert.equal((await at(59_999)).burst.allowed, false);
+    assert.equal((await at(60_000)).burst.allowed, true, 'the first request leaves the window at +60 s');
+    assert.equal((await at(60_001)).burst.allowed, false);
+  });
+
+  it('the quota: monthly counted requests, then refused; a give-back frees one; a new month starts at 0', async () => {
+    const limits = { perMinute: 1000, monthly: 2 };
+    const admit = (now: number) => meter.admit({ accountId: bob, keyId: aliceKey, limits, quota: true, now });
+    assert.equal((await admit(NOW)).quota?.used, 1);
+    assert.equal((await admit(NOW)).quota?.used, 2);
+    assert.deepEqual((await admit(NOW)).quota, { allowed: false, used: 2, period: '2026-11' });
+    await meter.refund(bob, aliceKey, '2026-11', '2026-11-20');
+    assert.equal(await meter.used(bob, '2026-11'), 1);
+    assert.deepEqual((await admit(Date.parse('2026-12-01T00:00:00.000Z'))).quota, { allowed: true, used: 1, period: '2026-12' });
+  });
+
+  it('exact under concurrency: 40 admissions in flight with 7 slots left admit exactly 7', async () => {
+    const { accounts } = await loadDataset(opened.store, { accounts: [{ ref: 'race', email: 'race@example.com', plan: 'addon' }] }, { keyPrefix: 'shelf', now: NOW });
+    const limits = { perMinute: 7, monthly: 1000 };
+    const results = await Promise.all(
+      Array.from({ length: 40 }, () => meter.admit({ accountId: accounts.race!, keyId: aliceKey, limits, quota: true, now: NOW })),
+    );
+    assert.equal(results.filter((r) => r.burst.allowed).length, 7);
+    assert.equal(await meter.used(accounts.race!, '2026-11'), 7);
+  });
+});
