@@ -4,12 +4,10 @@
  * or a lapsed plan takes effect on the very next request on every server.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Kysely } from 'kysely';
 import { isScope, PLANS, type Plan, type PlanLimits, type Scope } from '../domain/scopes.js';
 import { ApiError } from '../http/errors.js';
 import { hashKey, isWellFormedKey } from '../keys/api-key.js';
-import { findKeyByHash } from '../store/repositories/api-key.repository.js';
-import type { Database } from '../store/schema.js';
+import type { KeyWithAccount } from '../store/repositories/api-key.repository.js';
 
 export interface Principal {
   keyId: number;
@@ -20,7 +18,7 @@ export interface Principal {
 }
 
 export interface AuthDeps {
-  db: Kysely<Database>;
+  findKey: (keyHash: string) => Promise<KeyWithAccount | undefined>;
   keyPrefix: string;
   planLimits: Readonly<Record<Plan, PlanLimits>>;
 }
@@ -49,7 +47,7 @@ export function presentedKey(headers: IncomingHttpHeaders): string {
 export async function authenticate(headers: IncomingHttpHeaders, now: number, deps: AuthDeps): Promise<Principal> {
   const key = presentedKey(headers);
   if (!isWellFormedKey(key, deps.keyPrefix)) throw unauthorized('The API key is not valid.');
-  const row = await findKeyByHash(deps.db, hashKey(key));
+  const row = await deps.findKey(hashKey(key));
   if (!row) throw unauthorized('The API key is not valid.');
   if (row.revokedAt !== null) throw unauthorized('The API key has been revoked.');
   if (row.expiresAt !== null && Date.parse(row.expiresAt) <= now) throw unauthorized('The API key has expired.');

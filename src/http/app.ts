@@ -25,6 +25,7 @@ import { rateLimitHeaders } from './rate-limit-headers.js';
 import { registerOpenApi } from './openapi.js';
 import { registerRoutes } from './routes/index.js';
 import { isStoreUnavailable } from './store-errors.js';
+import { hotQueries, type HotQueries } from '../store/hot-queries.js';
 import { Metrics } from '../observability/metrics.js';
 
 export interface AppDeps {
@@ -36,6 +37,11 @@ export interface AppDeps {
   logger?: FastifyBaseLogger | false;
   /** Where request and metering metrics go (the server serves them on the ops port). */
   metrics?: Metrics;
+}
+
+/** What routes are given: the app's dependencies and the store's prepared hot queries. */
+export interface RouteDeps extends AppDeps {
+  queries: HotQueries;
 }
 
 /** What a route declares about itself to the pipeline. */
@@ -99,6 +105,7 @@ function scrub(text: string): string {
 export async function buildApp(deps: AppDeps): Promise<App> {
   const { config, store, meter, clock } = deps;
   const metrics = deps.metrics ?? new Metrics();
+  const queries = hotQueries(store);
   const app = Fastify({
     ...(deps.logger === undefined
       ? { logger: { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers["x-api-key"]'] } }
@@ -134,7 +141,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       });
     }
     return authenticate(request.headers, clock.now(), {
-      db: store.db,
+      findKey: queries.keyByHash,
       keyPrefix: config.keyPrefix,
       planLimits: config.planLimits,
     });
@@ -285,6 +292,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
 
   await registerOpenApi(app);
-  await app.register(async (api) => registerRoutes(api as unknown as App, deps), { prefix: API_PREFIX });
+  await app.register(async (api) => registerRoutes(api as unknown as App, { ...deps, queries }), { prefix: API_PREFIX });
   return app;
 }

@@ -10,18 +10,19 @@ const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz
 const SECRET_LENGTH = 43; // 62^43 > 2^256
 const CHECKSUM_LENGTH = 6; // 62^6 > 2^32
 
-function toBase62(value: bigint, width: number): string {
+/** A whole number below 2^53 in base62, most significant digit first, zero-padded to `width`. */
+function toBase62(value: number, width: number): string {
   let out = '';
   let v = value;
-  while (v > 0n) {
-    out = ALPHABET[Number(v % 62n)] + out;
-    v /= 62n;
+  while (v > 0) {
+    out = ALPHABET[v % 62] + out;
+    v = Math.floor(v / 62);
   }
   return out.padStart(width, '0');
 }
 
 export function checksum(body: string): string {
-  return toBase62(BigInt(crc32(body) >>> 0), CHECKSUM_LENGTH);
+  return toBase62(crc32(body) >>> 0, CHECKSUM_LENGTH);
 }
 
 /** A fresh key: shown once to its owner; only hashKey(key) and lastFour(key) are ever stored. */

@@ -1,7 +1,7 @@
 /** GET /catalogue and /catalogue/:id: published catalogue items. */
 import { Type, type Static } from 'typebox';
-import { getCatalogueItem, listCatalogue } from '../../store/repositories/catalogue.repository.js';
-import type { App, AppDeps } from '../app.js';
+import { listCatalogue } from '../../store/repositories/catalogue.repository.js';
+import type { App, RouteDeps } from '../app.js';
 import { notFound } from '../errors.js';
 import { Category, dataOf, Id, Limit, listOf, NullableString, Offset, Platform, Search, Upc } from '../schemas.js';
 import { defineRoute } from './define-route.js';
@@ -43,7 +43,7 @@ const CatalogueQuery = Type.Object(
 
 const ItemParams = Type.Object({ id: Id('masterItemId') }, { additionalProperties: false });
 
-export function registerCatalogueRoutes(app: App, deps: AppDeps): void {
+export function registerCatalogueRoutes(app: App, deps: RouteDeps): void {
   defineRoute(app, {
     path: '/catalogue',
     tag: 'Catalogue',
@@ -70,7 +70,7 @@ export function registerCatalogueRoutes(app: App, deps: AppDeps): void {
     itemNotFound: true,
     response: dataOf(CatalogueItemSchema),
     handler: async (request) => {
-      const item = await getCatalogueItem(deps.store.db, request.params.id);
+      const item = await deps.queries.catalogueItem(request.params.id);
       if (!item) throw notFound(`No published catalogue item has masterItemId ${request.params.id}.`);
       return { data: item };
     },

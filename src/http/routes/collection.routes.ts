@@ -1,7 +1,7 @@
 /** GET /collection, /collection/value and /collection/:id: the key owner's collection only. */
 import { Type, type Static } from 'typebox';
 import { collectionValue, getCollectionItem, listCollection } from '../../store/repositories/collection.repository.js';
-import type { App, AppDeps } from '../app.js';
+import type { App, RouteDeps } from '../app.js';
 import { notFound } from '../errors.js';
 import { dataOf, Id, listOf, Money, PageQuery, Timestamp } from '../schemas.js';
 import { defineRoute } from './define-route.js';
@@ -36,7 +36,7 @@ export const CollectionValueSchema = Type.Object(
   { additionalProperties: false },
 );
 
-export function registerCollectionRoutes(app: App, deps: AppDeps): void {
+export function registerCollectionRoutes(app: App, deps: RouteDeps): void {
   defineRoute(app, {
     path: '/collection',
     tag: 'Collection',

@@ -1,7 +1,7 @@
 /** GET /listings, /offers and /transactions: the key owner's marketplace activity only. */
 import { Type, type Static } from 'typebox';
 import { listListings, listOffers, listTransactions } from '../../store/repositories/marketplace.repository.js';
-import type { App, AppDeps } from '../app.js';
+import type { App, RouteDeps } from '../app.js';
 import { listOf, Money, NullableTimestamp, PageQuery, Timestamp } from '../schemas.js';
 import { defineRoute } from './define-route.js';
 
@@ -59,7 +59,7 @@ export const TransactionSchema = Type.Object(
 );
 export type TransactionBody = Static<typeof TransactionSchema>;
 
-export function registerMarketplaceRoutes(app: App, deps: AppDeps): void {
+export function registerMarketplaceRoutes(app: App, deps: RouteDeps): void {
   defineRoute(app, {
     path: '/listings',
     tag: 'Marketplace',

@@ -2,7 +2,7 @@
 import { Type, type Static } from 'typebox';
 import { SCOPES } from '../../domain/scopes.js';
 import { periodOf } from '../../metering/periods.js';
-import type { App, AppDeps } from '../app.js';
+import type { App, RouteDeps } from '../app.js';
 import { quotaRemaining } from '../rate-limit-headers.js';
 import { defineRoute } from './define-route.js';
 
@@ -25,7 +25,7 @@ export const AccountSchema = Type.Object(
 );
 export type Account = Static<typeof AccountSchema>;
 
-export function registerMeRoute(app: App, deps: AppDeps): void {
+export function registerMeRoute(app: App, deps: RouteDeps): void {
   defineRoute(app, {
     path: '/me',
     tag: 'Account',

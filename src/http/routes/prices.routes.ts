@@ -3,9 +3,9 @@ import { Readable } from 'node:stream';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { Type, type Static } from 'typebox';
 import { csvLine } from '../../csv/csv.js';
-import { getPrice, listPrices, type PriceFilters, type PriceRow } from '../../store/repositories/price.repository.js';
+import { listPrices, type PriceFilters, type PriceRow } from '../../store/repositories/price.repository.js';
 import { exportPriceBatches } from '../../store/repositories/price-export.js';
-import type { App, AppDeps } from '../app.js';
+import type { App, RouteDeps } from '../app.js';
 import { notFound } from '../errors.js';
 import { dataOf, Id, Limit, listOf, NullableMoney, Offset, Platform, Search, Timestamp, Upc } from '../schemas.js';
 import { defineRoute } from './define-route.js';
@@ -53,7 +53,7 @@ async function* csvChunks(batches: AsyncGenerator<PriceRow[]>): AsyncGenerator<s
   }
 }
 
-export function registerPriceRoutes(app: App, deps: AppDeps): void {
+export function registerPriceRoutes(app: App, deps: RouteDeps): void {
   defineRoute(app, {
     path: '/prices',
     tag: 'Prices',
@@ -110,7 +110,7 @@ export function registerPriceRoutes(app: App, deps: AppDeps): void {
     itemNotFound: true,
     response: dataOf(PriceRowSchema),
     handler: async (request) => {
-      const row = await getPrice(deps.store.db, request.params.masterItemId);
+      const row = await deps.queries.price(request.params.masterItemId);
       if (!row) throw notFound(`No current price for masterItemId ${request.params.masterItemId}.`);
       return { data: row };
     },

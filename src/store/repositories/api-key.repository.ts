@@ -13,7 +13,7 @@ export interface KeyWithAccount {
 }
 
 /** The one lookup of every request: the key by its hash, with its account's plan (checked each time). */
-export async function findKeyByHash(db: Kysely<Database>, keyHash: string): Promise<KeyWithAccount | undefined> {
+export function keyByHashQuery(db: Kysely<Database>, keyHash: string) {
   return db
     .selectFrom('api_keys as k')
     .innerJoin('accounts as a', 'a.id', 'k.account_id')
@@ -26,8 +26,11 @@ export async function findKeyByHash(db: Kysely<Database>, keyHash: string): Prom
       'a.plan as plan',
       'a.plan_status as planStatus',
     ])
-    .where('k.key_hash', '=', keyHash)
-    .executeTakeFirst();
+    .where('k.key_hash', '=', keyHash);
+}
+
+export async function findKeyByHash(db: Kysely<Database>, keyHash: string): Promise<KeyWithAccount | undefined> {
+  return keyByHashQuery(db, keyHash).executeTakeFirst();
 }
 
 export interface KeyRecord {

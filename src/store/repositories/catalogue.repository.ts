@@ -97,11 +97,14 @@ export async function listCatalogue(
   return toPage(rows, Number(count.total), page);
 }
 
-export async function getCatalogueItem(db: Kysely<Database>, id: number): Promise<CatalogueItem | undefined> {
+export function catalogueItemQuery(db: Kysely<Database>, id: number) {
   return db
     .selectFrom('catalogue_items as c')
     .select(catalogueColumns)
     .where('c.master_item_id', '=', id)
-    .where('c.status', '=', 'PUBLISHED')
-    .executeTakeFirst();
+    .where('c.status', '=', 'PUBLISHED');
+}
+
+export async function getCatalogueItem(db: Kysely<Database>, id: number): Promise<CatalogueItem | undefined> {
+  return catalogueItemQuery(db, id).executeTakeFirst();
 }

@@ -57,12 +57,15 @@ export async function listPrices(
   return toPage(rows, Number(count.total), page);
 }
 
-export async function getPrice(db: Kysely<Database>, masterItemId: number): Promise<PriceRow | undefined> {
+export function priceQuery(db: Kysely<Database>, masterItemId: number) {
   return db
     .selectFrom('current_prices as p')
     .innerJoin('catalogue_items as c', 'c.master_item_id', 'p.master_item_id')
     .select(priceColumns)
     .where('p.master_item_id', '=', masterItemId)
-    .where('c.status', '=', 'PUBLISHED')
-    .executeTakeFirst();
+    .where('c.status', '=', 'PUBLISHED');
+}
+
+export async function getPrice(db: Kysely<Database>, masterItemId: number): Promise<PriceRow | undefined> {
+  return priceQuery(db, masterItemId).executeTakeFirst();
 }

@@ -1,0 +1,23 @@
+/** The queries every request or every single-item request runs, prepared once per store (prepared-query.ts). */
+import type { Store } from './database.js';
+import { prepareQuery } from './prepared-query.js';
+import { keyByHashQuery, type KeyWithAccount } from './repositories/api-key.repository.js';
+import { catalogueItemQuery, type CatalogueItem } from './repositories/catalogue.repository.js';
+import { priceQuery, type PriceRow } from './repositories/price.repository.js';
+
+export interface HotQueries {
+  keyByHash(hash: string): Promise<KeyWithAccount | undefined>;
+  catalogueItem(id: number): Promise<CatalogueItem | undefined>;
+  price(masterItemId: number): Promise<PriceRow | undefined>;
+}
+
+export function hotQueries(store: Store): HotQueries {
+  const key = prepareQuery(store, 1, (db, hash: string) => keyByHashQuery(db, hash));
+  const item = prepareQuery(store, 1, (db, id: number) => catalogueItemQuery(db, id));
+  const price = prepareQuery(store, 1, (db, id: number) => priceQuery(db, id));
+  return {
+    keyByHash: async (hash) => (await key(hash))[0],
+    catalogueItem: async (id) => (await item(id))[0],
+    price: async (id) => (await price(id))[0],
+  };
+}
