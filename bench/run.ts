@@ -299,7 +299,11 @@ async function main(): Promise<void> {
     await new Promise((r) => target.child.once('exit', r));
     target = await start();
     log(`${target.name}: export of every price row, with requests served meanwhile`);
-    exports[target.name] = await runExport(target, keysByStore[store].bench[0]!);
+    try {
+      exports[target.name] = await runExport(target, keysByStore[store].bench[0]!);
+    } catch (error) {
+      log(`${target.name}: the export failed: ${(error as Error).message}`);
+    }
     target.child.kill('SIGTERM');
     await new Promise((r) => target.child.once('exit', r));
   }

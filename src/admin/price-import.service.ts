@@ -12,6 +12,8 @@ import { refreshCurrentPrices } from '../store/load/bulk-insert.js';
 import { canonicalTimestamp } from '../store/load/field-checks.js';
 import type { Database, PriceRecordsTable } from '../store/schema.js';
 import { withWriteTransaction } from '../store/write-transaction.js';
+import { bumpDataVersion } from '../store/read-cache.js';
+import { ANALYZE_AFTER_ROWS, refreshStatistics } from '../store/analyze.js';
 import { InputError } from './input-error.js';
 
 type PriceInsert = Omit<PriceRecordsTable, 'id'>;
@@ -57,7 +59,7 @@ export async function importPrices(
   input: AsyncIterable<string | Buffer>,
   onProgress: (rows: number) => void = () => {},
 ): Promise<ImportResult> {
-  return withWriteTransaction(store, async (db) => {
+  const result = await withWriteTransaction(store, async (db) => {
     const seen = new Set<string>();
     const items = new Set<number>();
     let batch: Array<PriceInsert & { line: number }> = [];
@@ -129,6 +131,9 @@ export async function importPrices(
       throw error;
     }
     await refreshCurrentPrices(db, [...items]);
+    await bumpDataVersion(db);
     return { rows, items: items.size };
   });
+  if (result.rows >= ANALYZE_AFTER_ROWS) await refreshStatistics(store);
+  return result;
 }

@@ -20,7 +20,14 @@ export function csvField(value: string | number | null): string {
  * the spec quotes only for `,` `"` CR LF, so a reader cannot tell them apart.
  */
 export function csvLine(values: ReadonlyArray<string | number | null>): string {
-  return values.map(csvField).join(',') + '\r\n';
+  // A plain loop: the export writes a million of these, and map + join allocate twice per row.
+  let line = '';
+  for (let i = 0; i < values.length; i++) {
+    if (i > 0) line += ',';
+    const value = values[i] as string | number | null;
+    line += typeof value === 'number' ? String(value) : value === null ? '' : csvField(value);
+  }
+  return line + '\r\n';
 }
 
 export interface CsvRecord {

@@ -26,6 +26,7 @@ import { registerOpenApi } from './openapi.js';
 import { registerRoutes } from './routes/index.js';
 import { isStoreUnavailable } from './store-errors.js';
 import { hotQueries, type HotQueries } from '../store/hot-queries.js';
+import { ReadCache } from '../store/read-cache.js';
 import { Metrics } from '../observability/metrics.js';
 
 export interface AppDeps {
@@ -42,6 +43,8 @@ export interface AppDeps {
 /** What routes are given: the app's dependencies and the store's prepared hot queries. */
 export interface RouteDeps extends AppDeps {
   queries: HotQueries;
+  /** Totals and collection values, kept while the data version is unchanged. */
+  cache: ReadCache;
 }
 
 /** What a route declares about itself to the pipeline. */
@@ -292,6 +295,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
 
   await registerOpenApi(app);
-  await app.register(async (api) => registerRoutes(api as unknown as App, { ...deps, queries }), { prefix: API_PREFIX });
+  await app.register(async (api) => registerRoutes(api as unknown as App, { ...deps, queries, cache: new ReadCache(queries.dataVersion) }), { prefix: API_PREFIX });
   return app;
 }

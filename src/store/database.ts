@@ -11,6 +11,7 @@ import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import { initialMigration } from './migrations/0001-initial.js';
 import { burstWindowsMigration } from './migrations/0002-burst-windows.js';
+import { dataVersionMigration } from './migrations/0003-data-version.js';
 import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -110,7 +111,11 @@ export async function warmPool(store: Store): Promise<void> {
 }
 
 function migrationsFor(dialect: Dialect): Record<string, Migration> {
-  return { '0001-initial': initialMigration(dialect), '0002-burst-windows': burstWindowsMigration(dialect) };
+  return {
+    '0001-initial': initialMigration(dialect),
+    '0002-burst-windows': burstWindowsMigration(dialect),
+    '0003-data-version': dataVersionMigration,
+  };
 }
 
 export async function migrateToLatest(store: Store): Promise<string[]> {

@@ -9,15 +9,18 @@ export interface HotQueries {
   keyByHash(hash: string): Promise<KeyWithAccount | undefined>;
   catalogueItem(id: number): Promise<CatalogueItem | undefined>;
   price(masterItemId: number): Promise<PriceRow | undefined>;
+  dataVersion(): Promise<number>;
 }
 
 export function hotQueries(store: Store): HotQueries {
   const key = prepareQuery(store, 1, (db, hash: string) => keyByHashQuery(db, hash));
   const item = prepareQuery(store, 1, (db, id: number) => catalogueItemQuery(db, id));
   const price = prepareQuery(store, 1, (db, id: number) => priceQuery(db, id));
+  const version = prepareQuery(store, 0, (db) => db.selectFrom('data_version').select('version').where('id', '=', 1));
   return {
     keyByHash: async (hash) => (await key(hash))[0],
     catalogueItem: async (id) => (await item(id))[0],
     price: async (id) => (await price(id))[0],
+    dataVersion: async () => Number((await version())[0]?.version ?? 0),
   };
 }

@@ -154,7 +154,14 @@ export interface KeyUsageDailyTable {
   requests: number;
 }
 
+/** One row (id 1): the version of the served data, bumped by every data write. */
+export interface DataVersionTable {
+  id: number;
+  version: number;
+}
+
 export interface Database {
+  data_version: DataVersionTable;
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   catalogue_items: CatalogueItemsTable;

@@ -55,7 +55,7 @@ export function registerCatalogueRoutes(app: App, deps: RouteDeps): void {
     response: listOf(CatalogueItemSchema),
     handler: async (request) => {
       const { limit = 50, offset = 0, ...filters } = request.query;
-      return listCatalogue(deps.store.db, deps.store.dialect, filters, { limit, offset });
+      return listCatalogue(deps.store.db, deps.store.dialect, filters, { limit, offset }, (key, count) => deps.cache.get(key, count));
     },
   });
 

@@ -60,7 +60,10 @@ export function registerCollectionRoutes(app: App, deps: RouteDeps): void {
     scope: 'collection:read',
     quota: true,
     response: dataOf(CollectionValueSchema),
-    handler: async (request) => ({ data: await collectionValue(deps.store.db, request.principal!.accountId) }),
+    handler: async (request) => {
+      const accountId = request.principal!.accountId;
+      return { data: await deps.cache.get(`value\u0000${accountId}`, () => collectionValue(deps.store.db, accountId)) };
+    },
   });
 
   defineRoute(app, {

@@ -3,8 +3,8 @@ import { Readable } from 'node:stream';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { Type, type Static } from 'typebox';
 import { csvLine } from '../../csv/csv.js';
-import { listPrices, type PriceFilters, type PriceRow } from '../../store/repositories/price.repository.js';
-import { exportPriceBatches } from '../../store/repositories/price-export.js';
+import { listPrices, type PriceFilters } from '../../store/repositories/price.repository.js';
+import { EXPORT_COLUMNS, exportPriceBatches, type ExportRow } from '../../store/repositories/price-export.js';
 import type { App, RouteDeps } from '../app.js';
 import { notFound } from '../errors.js';
 import { dataOf, Id, Limit, listOf, NullableMoney, Offset, Platform, Search, Timestamp, Upc } from '../schemas.js';
@@ -37,20 +37,30 @@ const PricesQuery = Type.Object(
 const ExportQuery = Type.Object(filterProperties, { additionalProperties: false });
 const PriceParams = Type.Object({ masterItemId: Id('masterItemId') }, { additionalProperties: false });
 
-export const CSV_COLUMNS = [
-  'masterItemId', 'name', 'slug', 'platform', 'category', 'upc',
-  'loose', 'cib', 'new', 'boxOnly', 'manualOnly', 'scrapeDate',
-] as const satisfies ReadonlyArray<keyof PriceRow>;
+export const CSV_COLUMNS = EXPORT_COLUMNS;
 
-/** The export as CSV text chunks: a header, then one chunk per batch, yielding to other requests between. */
-async function* csvChunks(batches: AsyncGenerator<PriceRow[]>): AsyncGenerator<string> {
-  yield csvLine(CSV_COLUMNS);
+/** Work between two yields to the event loop, and the largest chunk handed to the socket at once. */
+const SLICE_MS = 4;
+const CHUNK_CHARS = 256 * 1024;
+
+/**
+ * The export as CSV text chunks. Reading and formatting rows is synchronous, so it runs in slices of a few
+ * milliseconds, yielding to the event loop between them: other requests keep being served while it
+ * streams. Readable.from pulls a chunk only when the socket wants more, which is the backpressure.
+ */
+async function* csvChunks(batches: AsyncGenerator<ExportRow[]>): AsyncGenerator<string> {
+  let chunk = csvLine(CSV_COLUMNS);
+  let sliceStart = performance.now();
   for await (const batch of batches) {
-    let chunk = '';
-    for (const row of batch) chunk += csvLine(CSV_COLUMNS.map((c) => row[c]));
-    yield chunk;
-    await yieldToEventLoop();
+    for (const row of batch) chunk += csvLine(row);
+    if (chunk.length >= CHUNK_CHARS || performance.now() - sliceStart >= SLICE_MS) {
+      yield chunk;
+      chunk = '';
+      await yieldToEventLoop();
+      sliceStart = performance.now();
+    }
   }
+  if (chunk !== '') yield chunk;
 }
 
 export function registerPriceRoutes(app: App, deps: RouteDeps): void {
@@ -67,7 +77,7 @@ export function registerPriceRoutes(app: App, deps: RouteDeps): void {
     response: listOf(PriceRowSchema),
     handler: async (request) => {
       const { limit = 50, offset = 0, ...filters } = request.query;
-      return listPrices(deps.store.db, deps.store.dialect, filters, { limit, offset });
+      return listPrices(deps.store.db, deps.store.dialect, filters, { limit, offset }, (key, count) => deps.cache.get(key, count));
     },
   });
 

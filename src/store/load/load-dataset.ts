@@ -18,6 +18,8 @@ import { generateKey, hashKey, lastFour } from '../../keys/api-key.js';
 import type { Store } from '../database.js';
 import type { Database } from '../schema.js';
 import { withWriteTransaction } from '../write-transaction.js';
+import { bumpDataVersion } from '../read-cache.js';
+import { ANALYZE_AFTER_ROWS, refreshStatistics } from '../analyze.js';
 import { foldText } from '../search-text.js';
 import { bulkInserter, catalogueBulk, refreshCurrentPrices, type BulkInserter, type Row } from './bulk-insert.js';
 import {
@@ -278,7 +280,7 @@ export async function loadDataset(store: Store, input: DatasetInput, options: Lo
   const nowIso = new Date(options.now).toISOString();
   const progress = options.onProgress ?? (() => {});
 
-  return withWriteTransaction(store, async (trx) => {
+  const result = await withWriteTransaction(store, async (trx) => {
     const out: LoadResult = { accounts: {}, keys: {}, counts: {} };
     const bulk: BulkInserter = bulkInserter(store, trx);
     const accountIds = new Map<string, number>();
@@ -594,6 +596,11 @@ export async function loadDataset(store: Store, input: DatasetInput, options: Lo
     }
     await bulk.insert('transactions', transactionRows);
     out.counts.transactions = n;
+    await bumpDataVersion(trx);
     return out;
   });
+  if ((result.counts.catalogue ?? 0) + (result.counts.prices ?? 0) + (result.counts.collection ?? 0) >= ANALYZE_AFTER_ROWS) {
+    await refreshStatistics(store);
+  }
+  return result;
 }

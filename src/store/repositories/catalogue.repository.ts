@@ -82,19 +82,30 @@ export function itemFilterConditions(filters: ItemFilters, dialect: Dialect): Ra
   return conditions;
 }
 
+/** How a list query counts its total: directly, or through a cache keyed by the filters (read-cache.ts). */
+export type CountTotal = (key: string, count: () => Promise<number>) => Promise<number>;
+export const countDirectly: CountTotal = (_key, count) => count();
+
+export function filterKey(kind: string, filters: ItemFilters): string {
+  return [kind, filters.search ?? '', filters.platform?.toLowerCase() ?? '', filters.category?.toLowerCase() ?? '', filters.upc ?? ''].join('\u0000');
+}
+
 export async function listCatalogue(
   db: Kysely<Database>,
   dialect: Dialect,
   filters: ItemFilters,
   page: PageRequest,
+  countTotal: CountTotal = countDirectly,
 ): Promise<Page<CatalogueItem>> {
   let base = db.selectFrom('catalogue_items as c');
   for (const condition of itemFilterConditions(filters, dialect)) base = base.where(condition);
-  const [rows, count] = await Promise.all([
+  const [rows, total] = await Promise.all([
     base.select(catalogueColumns).orderBy('c.master_item_id').limit(page.limit).offset(page.offset).execute(),
-    base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+    countTotal(filterKey('catalogue', filters), async () =>
+      Number((await base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow()).total),
+    ),
   ]);
-  return toPage(rows, Number(count.total), page);
+  return toPage(rows, total, page);
 }
 
 export function catalogueItemQuery(db: Kysely<Database>, id: number) {

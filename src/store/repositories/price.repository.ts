@@ -2,7 +2,7 @@
 import type { Kysely } from 'kysely';
 import type { Dialect } from '../database.js';
 import type { Database } from '../schema.js';
-import { itemFilterConditions, type ItemFilters } from './catalogue.repository.js';
+import { countDirectly, filterKey, itemFilterConditions, type CountTotal, type ItemFilters } from './catalogue.repository.js';
 import { toPage, type Page, type PageRequest } from './page.js';
 
 export interface PriceRow {
@@ -48,13 +48,16 @@ export async function listPrices(
   dialect: Dialect,
   filters: PriceFilters,
   page: PageRequest,
+  countTotal: CountTotal = countDirectly,
 ): Promise<Page<PriceRow>> {
   const base = pricesQuery(db, dialect, filters);
-  const [rows, count] = await Promise.all([
+  const [rows, total] = await Promise.all([
     base.select(priceColumns).orderBy('c.master_item_id').limit(page.limit).offset(page.offset).execute(),
-    base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+    countTotal(filterKey('prices', filters), async () =>
+      Number((await base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow()).total),
+    ),
   ]);
-  return toPage(rows, Number(count.total), page);
+  return toPage(rows, total, page);
 }
 
 export function priceQuery(db: Kysely<Database>, masterItemId: number) {

@@ -1,0 +1,57 @@
+/**
+ * List totals and collection values are kept per data version: a load or an import made anywhere (here: by
+ * another store connection, as another process would) is seen by the very next request.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { importPrices } from '../../src/admin/price-import.service.js';
+import { openStore, type Store } from '../../src/store/database.js';
+import { loadDataset } from '../../src/store/load/load-dataset.js';
+import { createTestContext, V1, type TestContext } from '../helpers/test-app.js';
+
+describe('cached totals and values follow every data write', () => {
+  let ctx: TestContext;
+  let other: Store;
+  before(async () => {
+    ctx = await createTestContext();
+    other = openStore(ctx.config.database);
+  });
+  after(async () => {
+    await other.close();
+    await ctx.close();
+  });
+
+  const total = async (url: string) => (JSON.parse((await ctx.get(url)).body) as { pagination: { total: number } }).pagination.total;
+  const value = async () => (JSON.parse((await ctx.get(`${V1}/collection/value`)).body) as { data: { ownedItems: number; estimatedValue: number } }).data;
+
+  it('a load by another connection changes the next totals', async () => {
+    const catalogue = await total(`${V1}/catalogue`);
+    const n64 = await total(`${V1}/catalogue?platform=nintendo%2064`);
+    const prices = await total(`${V1}/prices?platform=nintendo%2064`);
+    assert.equal(await total(`${V1}/catalogue`), catalogue, 'a repeated request answers the same');
+    await loadDataset(
+      other,
+      {
+        catalogue: [{ masterItemId: 500, name: 'Mario Kart 64', slug: 'mario-kart-64', category: 'game', platform: 'Nintendo 64', status: 'PUBLISHED' }],
+        prices: [{ masterItemId: 500, upc: '045496870500', loose: 30, scrapeDate: '2026-11-18T00:00:00.000Z' }],
+      },
+      { keyPrefix: 'shelf', now: ctx.clock.now() },
+    );
+    assert.equal(await total(`${V1}/catalogue`), catalogue + 1);
+    assert.equal(await total(`${V1}/catalogue?platform=nintendo%2064`), n64 + 1);
+    assert.equal(await total(`${V1}/prices?platform=nintendo%2064`), prices + 1);
+  });
+
+  it('an import by another connection changes the next collection value', async () => {
+    const before = await value();
+    assert.deepEqual(await value(), before);
+    // Alice owns item 2 in CIB condition, whose cib price is unknown (null) in the fixture.
+    const csv =
+      'masterItemId,name,slug,platform,category,upc,loose,cib,new,boxOnly,manualOnly,scrapeDate\r\n' +
+      '2,Pokémon Snap,pokemon-snap-2,Nintendo 64,game,045496870027,15.1,40,90,,,2026-11-19T00:00:00.000Z\r\n';
+    await importPrices(other, [csv]);
+    const afterImport = await value();
+    assert.equal(afterImport.ownedItems, before.ownedItems);
+    assert.equal(afterImport.estimatedValue, Math.round((before.estimatedValue + 40) * 100) / 100);
+  });
+});
