@@ -196,7 +196,7 @@ function readPeakRssMb(pid: number): number {
 
 async function eventLoopP99Ms(opsBase: string): Promise<number> {
   const text = await (await fetch(`${opsBase}/metrics`)).text();
-  return Number(/nodejs_eventloop_lag_p99_seconds (\S+)/.exec(text)?.[1] ?? NaN) * 1000;
+  return Number(/^nodejs_eventloop_lag_p99_seconds (\S+)$/m.exec(text)?.[1] ?? NaN) * 1000;
 }
 
 interface ExportResult {

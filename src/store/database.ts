@@ -18,6 +18,8 @@ export type Dialect = 'sqlite' | 'postgres';
 
 /** How long a writer waits for another process's lock before the store counts as unavailable (503). */
 export const SQLITE_BUSY_TIMEOUT_MS = 1000;
+const SQLITE_MMAP_BYTES = 4 * 1024 ** 3;
+const SQLITE_CACHE_KIB = 64 * 1024;
 
 export const POSTGRES_POOL_SIZE = 10;
 
@@ -44,6 +46,10 @@ export function openSqliteConnection(path: string, options: { readonly?: boolean
     conn.pragma('synchronous = NORMAL');
   }
   conn.pragma('foreign_keys = ON');
+  // Reads of a million-row catalogue land all over the file: map it into memory (no read syscall per page)
+  // and keep a larger page cache, instead of SQLite's 2,000 pages.
+  conn.pragma(`mmap_size = ${SQLITE_MMAP_BYTES}`);
+  conn.pragma(`cache_size = -${SQLITE_CACHE_KIB}`);
   return conn;
 }
 
