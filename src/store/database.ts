@@ -46,10 +46,13 @@ export function openSqliteConnection(path: string, options: { readonly?: boolean
     conn.pragma('synchronous = NORMAL');
   }
   conn.pragma('foreign_keys = ON');
-  // Reads of a million-row catalogue land all over the file: map it into memory (no read syscall per page)
-  // and keep a larger page cache, instead of SQLite's 2,000 pages.
-  conn.pragma(`mmap_size = ${SQLITE_MMAP_BYTES}`);
-  conn.pragma(`cache_size = -${SQLITE_CACHE_KIB}`);
+  if (!options.readonly) {
+    // Random reads of a million-row catalogue land all over the file: map it into memory (no read syscall
+    // per page) and keep a larger page cache than SQLite's 2,000 pages. Not for the export's read-only
+    // connection: it reads every page once, and mapped pages would count in the process's memory.
+    conn.pragma(`mmap_size = ${SQLITE_MMAP_BYTES}`);
+    conn.pragma(`cache_size = -${SQLITE_CACHE_KIB}`);
+  }
   return conn;
 }
 

@@ -49,7 +49,9 @@ describe('cached totals and values follow every data write', () => {
     const csv =
       'masterItemId,name,slug,platform,category,upc,loose,cib,new,boxOnly,manualOnly,scrapeDate\r\n' +
       '2,Pokémon Snap,pokemon-snap-2,Nintendo 64,game,045496870027,15.1,40,90,,,2026-11-19T00:00:00.000Z\r\n';
-    await importPrices(other, [csv]);
+    await importPrices(other, (async function* () {
+      yield csv;
+    })());
     const afterImport = await value();
     assert.equal(afterImport.ownedItems, before.ownedItems);
     assert.equal(afterImport.estimatedValue, Math.round((before.estimatedValue + 40) * 100) / 100);
