@@ -188,6 +188,13 @@ const SCENARIOS: Scenario[] = [
   { name: 'GET /me', paths: [`${V1}/me`], keys: 'bench' },
 ];
 
+/** Latency targets are per request: measured with one connection, so that no queueing is counted. */
+const LATENCY_SCENARIOS: Scenario[] = [
+  { name: 'GET /catalogue?search= (mix)', paths: SEARCHES.map((s) => `${V1}/catalogue?search=${s}`), keys: 'bench' },
+  { name: 'GET /collection/value (10,000 items)', paths: [`${V1}/collection/value`], keys: 'collector' },
+  { name: 'GET /catalogue/:id', paths: [`${V1}/catalogue/{id}`], keys: 'bench' },
+];
+
 function readPeakRssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
@@ -284,6 +291,7 @@ async function main(): Promise<void> {
   const rows: Array<{ scenario: string; target: string; result: WrkResult; ratio: number }> = [];
   rows.push({ scenario: 'raw node:http, fixed body', target: 'baseline', result: base, ratio: 1 });
   const exports: Record<string, ExportResult> = {};
+  const latency: Array<{ scenario: string; target: string; result: WrkResult }> = [];
 
   for (const [store, start] of [['sqlite', startSqlite], ['postgres', startPostgres]] as const) {
     let target = await start();
@@ -293,6 +301,10 @@ async function main(): Promise<void> {
       wrk(target.base, scenario.paths, keysFile, WARMUP);
       const result = wrk(target.base, scenario.paths, keysFile, DURATION);
       rows.push({ scenario: scenario.name, target: target.name, result, ratio: Math.round((result.rps / base.rps) * 1000) / 1000 });
+    }
+    for (const scenario of LATENCY_SCENARIOS) {
+      log(`${target.name}: ${scenario.name}, one connection`);
+      latency.push({ scenario: scenario.name, target: target.name, result: wrk(target.base, scenario.paths, keyFiles[store]![scenario.keys], DURATION, 1) });
     }
     // A fresh process for the export, so that its peak RSS is the export's own.
     target.child.kill('SIGTERM');
@@ -309,7 +321,7 @@ async function main(): Promise<void> {
   }
 
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(totalmem() / 2 ** 30), node: process.version };
-  const results = { date: new Date().toISOString(), items: ITEMS, duration: DURATION, connections: CONNECTIONS, machine, rows, exports };
+  const results = { date: new Date().toISOString(), items: ITEMS, duration: DURATION, connections: CONNECTIONS, machine, rows, latency, exports };
   const stamp = results.date.replace(/[:.]/g, '-');
   writeFileSync(join(ROOT, 'bench', 'results', `${stamp}.json`), `${JSON.stringify(results, null, 2)}\n`);
   writeFileSync(join(ROOT, 'bench', 'results', 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
@@ -320,6 +332,11 @@ async function main(): Promise<void> {
     '|---|---|---:|---:|---:|---:|---:|',
     ...rows.map((r) => `| ${r.scenario} | ${r.target} | ${Math.round(r.result.rps)} | ${ms(r.result.p50Us)} | ${ms(r.result.p99Us)} | ${r.ratio.toFixed(2)} | ${r.result.non2xx} |`),
   ].join('\n');
+  const latencyTable = [
+    '| scenario (one connection) | target | req/s | p50 ms | p99 ms | non-2xx |',
+    '|---|---|---:|---:|---:|---:|',
+    ...latency.map((r) => `| ${r.scenario} | ${r.target} | ${Math.round(r.result.rps)} | ${ms(r.result.p50Us)} | ${ms(r.result.p99Us)} | ${r.result.non2xx} |`),
+  ].join('\n');
   const exportTable = [
     '| store | rows | seconds | rows/s | peak RSS MB | event-loop p99 ms | requests served meanwhile | their p99 ms |',
     '|---|---:|---:|---:|---:|---:|---:|---:|',
@@ -327,8 +344,8 @@ async function main(): Promise<void> {
       ([name, e]) => `| ${name} | ${e.rows} | ${e.seconds} | ${e.rowsPerSecond} | ${e.peakRssMb} | ${e.eventLoopP99Ms} | ${e.concurrentRequests} | ${e.concurrentP99Ms} |`,
     ),
   ].join('\n');
-  process.stdout.write(`\n${table}\n\n${exportTable}\n`);
-  updatePerformanceDoc(results.date, machine, table, exportTable);
+  process.stdout.write(`\n${table}\n\n${latencyTable}\n\n${exportTable}\n`);
+  updatePerformanceDoc(results.date, machine, `${table}\n\nLatency of single requests (one connection, nothing queued):\n\n${latencyTable}`, exportTable);
 }
 
 const BEGIN = '<!-- bench:begin -->';
