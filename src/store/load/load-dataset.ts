@@ -250,6 +250,12 @@ class IdSpace {
     this.taken.add(value);
     return value;
   }
+  /** take(), refusing an id that a row of the store already has. */
+  async takeNew(declared: unknown, where: string): Promise<number> {
+    const id = await this.take(declared, where);
+    if ((await this.existsInStore([id])).size > 0) throw new DatasetError(`${where}: id ${id} already exists in the store`);
+    return id;
+  }
   hasInFile(value: number): boolean {
     return this.taken.has(value);
   }
@@ -355,6 +361,11 @@ export async function loadDataset(store: Store, input: DatasetInput, options: Lo
     const itemExists = async (ids: number[]): Promise<Set<number>> => {
       const fromStore = await items.conflictsWithStore(ids.filter((i) => !items.hasInFile(i)));
       return new Set(ids.filter((i) => items.hasInFile(i) || fromStore.has(i)));
+    };
+    const requireItem = async (masterItemId: number, where: string) => {
+      if (!(await itemExists([masterItemId])).has(masterItemId)) {
+        throw new DatasetError(`${where}: masterItemId ${masterItemId} is not in the catalogue`);
+      }
     };
     n = 0;
     let batch: Row[] = [];
@@ -462,11 +473,8 @@ export async function loadDataset(store: Store, input: DatasetInput, options: Lo
       const row = check('collection', raw, ++n);
       const where = `collection row ${n}`;
       const accountId = accountRef('collection', n, 'account', row.account);
-      if (!(await itemExists([row.masterItemId as number])).has(row.masterItemId as number)) {
-        throw new DatasetError(`${where}: masterItemId ${String(row.masterItemId)} is not in the catalogue`);
-      }
-      const rowId = await collection.take(row.id, where);
-      if ((await collection.conflictsWithStore([rowId])).size > 0) throw new DatasetError(`${where}: id ${rowId} already exists in the store`);
+      await requireItem(row.masterItemId as number, where);
+      const rowId = await collection.takeNew(row.id, where);
       collectionOwner.set(rowId, accountId);
       collectionRows.push({
         id: rowId,
@@ -494,11 +502,8 @@ export async function loadDataset(store: Store, input: DatasetInput, options: Lo
       const row = check('listings', raw, ++n);
       const where = `listings row ${n}`;
       const accountId = accountRef('listings', n, 'account', row.account);
-      if (!(await itemExists([row.masterItemId as number])).has(row.masterItemId as number)) {
-        throw new DatasetError(`${where}: masterItemId ${String(row.masterItemId)} is not in the catalogue`);
-      }
-      const rowId = await listings.take(row.id, where);
-      if ((await listings.conflictsWithStore([rowId])).size > 0) throw new DatasetError(`${where}: id ${rowId} already exists in the store`);
+      await requireItem(row.masterItemId as number, where);
+      const rowId = await listings.takeNew(row.id, where);
       const token = (row.publicToken as string | undefined) ?? `pub_${randomBytes(12).toString('base64url')}`;
       const tokenTaken =
         tokens.has(token) || (await trx.selectFrom('listings').select('id').where('public_token', '=', token).executeTakeFirst()) !== undefined;
@@ -547,8 +552,7 @@ export async function loadDataset(store: Store, input: DatasetInput, options: Lo
         if (owner === undefined) throw new DatasetError(`${where}: tradeItemId ${tradeItemId} does not exist`);
         if (owner !== accountId) throw new DatasetError(`${where}: tradeItemId ${tradeItemId} is not a collection item of the offerer`);
       }
-      const rowId = await offers.take(row.id, where);
-      if ((await offers.conflictsWithStore([rowId])).size > 0) throw new DatasetError(`${where}: id ${rowId} already exists in the store`);
+      const rowId = await offers.takeNew(row.id, where);
       offerRows.push({
         id: rowId,
         account_id: accountId,
@@ -576,8 +580,7 @@ export async function loadDataset(store: Store, input: DatasetInput, options: Lo
       const listingSeller = await ownerOf(listingOwner, 'listings', row.listingId as number);
       if (listingSeller === undefined) throw new DatasetError(`${where}: listingId ${String(row.listingId)} does not exist`);
       if (listingSeller !== seller) throw new DatasetError(`${where}: listing ${String(row.listingId)} is not the seller's`);
-      const rowId = await transactions.take(row.id, where);
-      if ((await transactions.conflictsWithStore([rowId])).size > 0) throw new DatasetError(`${where}: id ${rowId} already exists in the store`);
+      const rowId = await transactions.takeNew(row.id, where);
       transactionRows.push({
         id: rowId,
         buyer_account_id: buyer,
