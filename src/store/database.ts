@@ -119,6 +119,11 @@ export async function warmPool(store: Store): Promise<void> {
   );
 }
 
+/** Names of the migrations, in the order they apply. */
+export function migrationNames(dialect: Dialect): string[] {
+  return Object.keys(migrationsFor(dialect)).sort();
+}
+
 function migrationsFor(dialect: Dialect): Record<string, Migration> {
   return {
     '0001-initial': initialMigration(dialect),
