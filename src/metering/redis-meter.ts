@@ -58,6 +58,8 @@ return 1
 `;
 
 const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
+/** Scripts by their SHA-1, computed once: EVALSHA on every request, EVAL only after a Redis restart. */
+const SHAS = new Map<string, string>([ADMIT, REFUND].map((script) => [script, sha1(script)]));
 
 export class RedisMeter implements Meter {
   private readonly redis: Redis;
@@ -98,7 +100,7 @@ export class RedisMeter implements Meter {
   private async script(source: string, keys: string[], args: Array<string | number>): Promise<unknown> {
     try {
       try {
-        return await this.redis.evalsha(sha1(source), keys.length, ...keys, ...args);
+        return await this.redis.evalsha(SHAS.get(source) ?? sha1(source), keys.length, ...keys, ...args);
       } catch (error) {
         if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
         return await this.redis.eval(source, keys.length, ...keys, ...args);
