@@ -30,6 +30,8 @@ export interface Store {
   readonly sqlite: SqliteDatabase.Database | null;
   /** Path of the SQLite file, for connections of their own (export); null on PostgreSQL. */
   readonly sqlitePath: string | null;
+  /** The pool behind db on PostgreSQL, for named prepared statements (prepared-query.ts); null on SQLite. */
+  readonly pgPool: pg.Pool | null;
   close(): Promise<void>;
 }
 
@@ -87,6 +89,7 @@ export function openStore(config: DatabaseConfig): Store {
       db,
       sqlite,
       sqlitePath: config.path,
+      pgPool: null,
       close: () => db.destroy(),
     };
   }
@@ -102,7 +105,7 @@ export function openStore(config: DatabaseConfig): Store {
   // An idle client losing its server must not crash the process; the next query reports the fault.
   pool.on('error', () => {});
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { dialect: 'postgres', db, sqlite: null, sqlitePath: null, close: () => db.destroy() };
+  return { dialect: 'postgres', db, sqlite: null, sqlitePath: null, pgPool: pool, close: () => db.destroy() };
 }
 
 /** Opens every pooled connection up front, so the first burst of requests finds them ready. */

@@ -2,10 +2,12 @@
  * Queries on the hot path (the key lookup of every request, single items), built with Kysely once and then
  * run as prepared statements: building and compiling a query costs more than running it. The SQL still
  * comes from the one Kysely builder, for both dialects; only its execution is direct. On SQLite the
- * statement runs on the store's connection (synchronous, like Kysely's own driver); on PostgreSQL through
- * the pool.
+ * statement runs on the store's connection (synchronous, like Kysely's own driver); on PostgreSQL as a
+ * named prepared statement through the same pool.
  */
+import { createHash } from 'node:crypto';
 import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
+import type { QueryResultRow } from 'pg';
 import type { Store } from './database.js';
 import type { Database } from './schema.js';
 
@@ -35,6 +37,12 @@ export function prepareQuery<Args extends unknown[], Row>(
         return Promise.reject(error);
       }
     };
+  }
+  const pool = store.pgPool;
+  if (pool !== null) {
+    // A named statement: each pooled connection parses and plans it once, not on every request.
+    const name = `shelf_${createHash('sha1').update(compiled.sql).digest('hex').slice(0, 16)}`;
+    return async (...args) => (await pool.query<Row & QueryResultRow>({ name, text: compiled.sql, values: bind(args) })).rows;
   }
   return async (...args) => (await store.db.executeQuery<Row>(CompiledQuery.raw(compiled.sql, bind(args)))).rows;
 }
