@@ -42,6 +42,8 @@ export const CSV_COLUMNS = EXPORT_COLUMNS;
 /** Work between two yields to the event loop, and the largest chunk handed to the socket at once. */
 const SLICE_MS = 4;
 const CHUNK_CHARS = 256 * 1024;
+/** What the export may hold ready while the socket drains, so that formatting and sending overlap. */
+const EXPORT_BUFFER_BYTES = 1024 * 1024;
 
 /**
  * The export as CSV text chunks. Reading and formatting rows is synchronous, so it runs in slices of a few
@@ -104,7 +106,7 @@ export function registerPriceRoutes(app: App, deps: RouteDeps): void {
       // leaves the length unannounced, as on the GET, and runs no export query.
       if (request.method === 'HEAD') return reply.send(Readable.from([]));
       const filters: PriceFilters = request.query;
-      const stream = Readable.from(csvChunks(exportPriceBatches(deps.store, filters)), { objectMode: false });
+      const stream = Readable.from(csvChunks(exportPriceBatches(deps.store, filters)), { objectMode: false, highWaterMark: EXPORT_BUFFER_BYTES });
       return reply.send(stream);
     },
   });
