@@ -6,7 +6,7 @@
  */
 import type { Kysely } from 'kysely';
 import { CsvSyntaxError, parseCsv } from '../csv/csv.js';
-import { CSV_COLUMNS } from '../http/routes/prices.routes.js';
+import { EXPORT_COLUMNS } from '../store/repositories/price-export.js';
 import type { Store } from '../store/database.js';
 import { refreshCurrentPrices } from '../store/load/bulk-insert.js';
 import { canonicalTimestamp } from '../store/load/field-checks.js';
@@ -91,13 +91,13 @@ export async function importPrices(
         const { fields, line } = record;
         if (header) {
           header = false;
-          if (fields.join(',') !== CSV_COLUMNS.join(',')) {
-            throw new InputError(`line ${line}: the header must be ${CSV_COLUMNS.join(',')}`);
+          if (fields.join(',') !== EXPORT_COLUMNS.join(',')) {
+            throw new InputError(`line ${line}: the header must be ${EXPORT_COLUMNS.join(',')}`);
           }
           continue;
         }
-        if (fields.length !== CSV_COLUMNS.length) {
-          throw new InputError(`line ${line}: expected ${CSV_COLUMNS.length} fields, found ${fields.length}`);
+        if (fields.length !== EXPORT_COLUMNS.length) {
+          throw new InputError(`line ${line}: expected ${EXPORT_COLUMNS.length} fields, found ${fields.length}`);
         }
         const [id, , , , , upc, loose, cib, fresh, boxOnly, manualOnly, scrapeDate] = fields as string[] & { length: 12 };
         const masterItemId = Number(id);

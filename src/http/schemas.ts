@@ -14,15 +14,7 @@ function errorHeaders(status: number): Record<string, unknown> {
 
 export const MAX_ID = Number.MAX_SAFE_INTEGER;
 
-export const Timestamp = Type.String({
-  format: 'date-time',
-  description: 'UTC, ISO 8601 with milliseconds',
-  examples: ['2026-11-20T22:20:37.000Z'],
-});
-export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
-export const Money = Type.Number({ description: 'US dollars' });
-export const NullableMoney = Type.Union([Type.Number({ description: 'US dollars' }), Type.Null()]);
-export const NullableString = Type.Union([Type.String(), Type.Null()]);
+export { Money, NullableMoney, NullableString, NullableTimestamp, Timestamp } from '../domain/resources.js';
 
 export const Id = (description: string) =>
   Type.Integer({ minimum: 1, maximum: MAX_ID, description: `${description}: decimal digits only, 1..${MAX_ID}` });

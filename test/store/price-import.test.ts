@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError } from '../../src/admin/input-error.js';
 import { importPrices, type ImportResult } from '../../src/admin/price-import.service.js';
-import { CSV_COLUMNS } from '../../src/http/routes/prices.routes.js';
+import { EXPORT_COLUMNS as CSV_COLUMNS } from '../../src/store/repositories/price-export.js';
 import type { Store } from '../../src/store/database.js';
 import { loadDataset } from '../../src/store/load/load-dataset.js';
 import { createTestContext, V1, type TestContext } from '../helpers/test-app.js';

@@ -1,33 +1,12 @@
 /** GET /catalogue and /catalogue/:id: published catalogue items. */
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
+import { CatalogueItemSchema } from '../../domain/resources.js';
 import { listCatalogue } from '../../store/repositories/catalogue.repository.js';
 import type { App, RouteDeps } from '../app.js';
 import { notFound } from '../errors.js';
-import { Category, dataOf, Id, Limit, listOf, NullableString, Offset, Platform, Search, Upc } from '../schemas.js';
+import { Category, dataOf, Id, Limit, listOf, Offset, Platform, Search, Upc } from '../schemas.js';
 import { defineRoute } from './define-route.js';
 
-export const CatalogueItemSchema = Type.Object(
-  {
-    masterItemId: Type.Integer(),
-    name: Type.String(),
-    slug: Type.String(),
-    category: Type.String({ examples: ['game'] }),
-    platform: Type.String(),
-    subCategory: NullableString,
-    modelNumber: NullableString,
-    releaseYear: Type.Union([Type.Integer(), Type.Null()]),
-    region: NullableString,
-    format: NullableString,
-    developer: NullableString,
-    publisher: NullableString,
-    genre: NullableString,
-    manufacturer: NullableString,
-    description: NullableString,
-    imageUrl: Type.Union([Type.String({ format: 'uri' }), Type.Null()]),
-  },
-  { additionalProperties: false },
-);
-export type CatalogueItem = Static<typeof CatalogueItemSchema>;
 
 const CatalogueQuery = Type.Object(
   {

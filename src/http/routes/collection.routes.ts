@@ -1,40 +1,13 @@
 /** GET /collection, /collection/value and /collection/:id: the key owner's collection only. */
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
+import { CollectionItemSchema, CollectionValueSchema } from '../../domain/resources.js';
 import { collectionValue, getCollectionItem, listCollection } from '../../store/repositories/collection.repository.js';
 import type { App, RouteDeps } from '../app.js';
 import { notFound } from '../errors.js';
-import { dataOf, Id, listOf, Money, PageQuery, Timestamp } from '../schemas.js';
+import { dataOf, Id, listOf, PageQuery } from '../schemas.js';
 import { defineRoute } from './define-route.js';
 
-export const CollectionItemSchema = Type.Object(
-  {
-    id: Type.Integer(),
-    masterItemId: Type.Integer(),
-    name: Type.String(),
-    category: Type.String(),
-    condition: Type.String({ enum: ['LOOSE', 'CIB', 'NEW', 'BOX_ONLY', 'MANUAL_ONLY'] }),
-    status: Type.String({ enum: ['OWNED', 'WISHLIST', 'SOLD'] }),
-    platform: Type.String(),
-    releaseYear: Type.Union([Type.Integer(), Type.Null()]),
-    estimatedValue: Type.Number({ description: "Current price at the item's condition in US dollars; 0 where unknown" }),
-    purchasePrice: Money,
-    acquiredAt: Timestamp,
-    location: Type.String({ description: 'User-defined label' }),
-    isFavorite: Type.Boolean(),
-    createdAt: Timestamp,
-    updatedAt: Timestamp,
-  },
-  { additionalProperties: false },
-);
-export type CollectionItemBody = Static<typeof CollectionItemSchema>;
 
-export const CollectionValueSchema = Type.Object(
-  {
-    ownedItems: Type.Integer({ description: 'Count of OWNED items' }),
-    estimatedValue: Type.Number({ description: 'Sum of their estimated values in US dollars, rounded to cents' }),
-  },
-  { additionalProperties: false },
-);
 
 export function registerCollectionRoutes(app: App, deps: RouteDeps): void {
   defineRoute(app, {

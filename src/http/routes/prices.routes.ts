@@ -1,33 +1,16 @@
 /** GET /prices, /prices/:masterItemId and the streamed CSV export /prices/export.csv. */
 import { Readable } from 'node:stream';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
+import { PriceRowSchema } from '../../domain/resources.js';
 import { csvLine } from '../../csv/csv.js';
 import { listPrices, type PriceFilters } from '../../store/repositories/price.repository.js';
 import { EXPORT_COLUMNS, exportPriceBatches, type ExportRow } from '../../store/repositories/price-export.js';
 import type { App, RouteDeps } from '../app.js';
 import { notFound } from '../errors.js';
-import { dataOf, Id, Limit, listOf, NullableMoney, Offset, Platform, Search, Timestamp, Upc } from '../schemas.js';
+import { dataOf, Id, Limit, listOf, Offset, Platform, Search, Upc } from '../schemas.js';
 import { defineRoute } from './define-route.js';
 
-export const PriceRowSchema = Type.Object(
-  {
-    masterItemId: Type.Integer(),
-    name: Type.String(),
-    slug: Type.String(),
-    platform: Type.String(),
-    category: Type.String(),
-    upc: Type.String({ description: 'Barcode digits' }),
-    loose: NullableMoney,
-    cib: NullableMoney,
-    new: NullableMoney,
-    boxOnly: NullableMoney,
-    manualOnly: NullableMoney,
-    scrapeDate: Timestamp,
-  },
-  { additionalProperties: false },
-);
-export type PriceRowBody = Static<typeof PriceRowSchema>;
 
 const filterProperties = { search: Type.Optional(Search), platform: Type.Optional(Platform), upc: Type.Optional(Upc) };
 const PricesQuery = Type.Object(
@@ -36,8 +19,6 @@ const PricesQuery = Type.Object(
 );
 const ExportQuery = Type.Object(filterProperties, { additionalProperties: false });
 const PriceParams = Type.Object({ masterItemId: Id('masterItemId') }, { additionalProperties: false });
-
-export const CSV_COLUMNS = EXPORT_COLUMNS;
 
 /** Work between two yields to the event loop, and the largest chunk handed to the socket at once. */
 const SLICE_MS = 4;
@@ -51,7 +32,7 @@ const EXPORT_BUFFER_BYTES = 1024 * 1024;
  * streams. Readable.from pulls a chunk only when the socket wants more, which is the backpressure.
  */
 async function* csvChunks(batches: AsyncGenerator<ExportRow[]>): AsyncGenerator<string> {
-  let chunk = csvLine(CSV_COLUMNS);
+  let chunk = csvLine(EXPORT_COLUMNS);
   let sliceStart = performance.now();
   for await (const batch of batches) {
     for (const row of batch) chunk += csvLine(row);

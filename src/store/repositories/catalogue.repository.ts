@@ -1,28 +1,12 @@
 /** Catalogue items: only PUBLISHED ones exist for the API. */
+import type { CatalogueItem } from '../../domain/resources.js';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Dialect } from '../database.js';
 import type { Database } from '../schema.js';
 import { likeContains, searchTerms } from '../search-text.js';
 import { toPage, type Page, type PageRequest } from './page.js';
 
-export interface CatalogueItem {
-  masterItemId: number;
-  name: string;
-  slug: string;
-  category: string;
-  platform: string;
-  subCategory: string | null;
-  modelNumber: string | null;
-  releaseYear: number | null;
-  region: string | null;
-  format: string | null;
-  developer: string | null;
-  publisher: string | null;
-  genre: string | null;
-  manufacturer: string | null;
-  description: string | null;
-  imageUrl: string | null;
-}
+export type { CatalogueItem };
 
 export interface ItemFilters {
   search?: string;

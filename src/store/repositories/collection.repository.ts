@@ -1,25 +1,10 @@
 /** The key owner's collection and its value. Rows of other accounts never leave these queries. */
+import type { CollectionItem, CollectionValue } from '../../domain/resources.js';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import { toBool, toPage, type Page, type PageRequest } from './page.js';
 
-export interface CollectionItem {
-  id: number;
-  masterItemId: number;
-  name: string;
-  category: string;
-  condition: string;
-  status: string;
-  platform: string;
-  releaseYear: number | null;
-  estimatedValue: number;
-  purchasePrice: number;
-  acquiredAt: string;
-  location: string;
-  isFavorite: boolean;
-  createdAt: string;
-  updatedAt: string;
-}
+export type { CollectionItem };
 
 /**
  * The current price at the item's condition, or 0 where unknown. An unpublished item's price does not
@@ -77,7 +62,7 @@ export async function getCollectionItem(db: Kysely<Database>, accountId: number,
   return row && toItem(row);
 }
 
-export async function collectionValue(db: Kysely<Database>, accountId: number): Promise<{ ownedItems: number; estimatedValue: number }> {
+export async function collectionValue(db: Kysely<Database>, accountId: number): Promise<CollectionValue> {
   const row = await owned(db, accountId)
     .where('ci.status', '=', 'OWNED')
     .select((eb) => [eb.fn.countAll<number>().as('ownedItems'), sql<number | null>`sum(${estimatedValue})`.as('total')])

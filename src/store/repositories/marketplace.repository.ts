@@ -1,49 +1,13 @@
 /** The key owner's listings, the offers the owner made, and the owner's transactions (either side). */
+import type { Listing, Offer, Transaction } from '../../domain/resources.js';
+
+export type { Listing, Offer, Transaction };
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import { toBool, toPage, type Page, type PageRequest } from './page.js';
 
-export interface Listing {
-  id: number;
-  publicToken: string;
-  masterItemId: number;
-  title: string;
-  category: string;
-  condition: string;
-  status: string;
-  price: number;
-  currency: string;
-  acceptsTrade: boolean;
-  shippingCost: number;
-  createdAt: string;
-  updatedAt: string;
-}
 
-export interface Offer {
-  id: number;
-  listingId: number;
-  amount: number;
-  tradeItemId: number | null;
-  message: string;
-  status: string;
-  createdAt: string;
-  updatedAt: string;
-}
 
-export interface Transaction {
-  id: number;
-  listingId: number;
-  amount: number;
-  platformFee: number;
-  status: string;
-  trackingNumber: string;
-  shippingCarrier: string;
-  estimatedDelivery: string;
-  actualDelivery: string | null;
-  createdAt: string;
-  updatedAt: string;
-  role: 'buyer' | 'seller';
-}
 
 async function countWhere(db: Kysely<Database>, table: 'listings' | 'offers', accountId: number): Promise<number> {
   const row = await db

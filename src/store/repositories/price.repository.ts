@@ -1,24 +1,12 @@
 /** Current prices: the latest record by scrape date of each published item. */
+import type { PriceRow } from '../../domain/resources.js';
 import type { Kysely } from 'kysely';
 import type { Dialect } from '../database.js';
 import type { Database } from '../schema.js';
 import { countDirectly, filterKey, itemFilterConditions, type CountTotal, type ItemFilters } from './catalogue.repository.js';
 import { toPage, type Page, type PageRequest } from './page.js';
 
-export interface PriceRow {
-  masterItemId: number;
-  name: string;
-  slug: string;
-  platform: string;
-  category: string;
-  upc: string;
-  loose: number | null;
-  cib: number | null;
-  new: number | null;
-  boxOnly: number | null;
-  manualOnly: number | null;
-  scrapeDate: string;
-}
+export type { PriceRow };
 
 export type PriceFilters = Omit<ItemFilters, 'category'>;
 
