@@ -8,7 +8,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import type { Scope } from '../../src/domain/scopes.js';
 import { hashKey } from '../../src/keys/api-key.js';
 import { periodOf } from '../../src/metering/periods.js';
-import { findKeyByHash } from '../../src/store/repositories/api-key.repository.js';
+import { keyByHashQuery } from '../../src/store/repositories/api-key.repository.js';
 import { V1, type TestContext } from './test-app.js';
 
 export interface Endpoint {
@@ -123,7 +123,7 @@ export function remaining(res: LightMyRequestResponse): number {
 export async function keyIdOf(ctx: TestContext, keyRef: string): Promise<number> {
   const full = ctx.loaded.keys[keyRef];
   if (full === undefined) throw new Error(`no fixture key ${keyRef}`);
-  const row = await findKeyByHash(ctx.store.db, hashKey(full));
+  const row = await keyByHashQuery(ctx.store.db, hashKey(full)).executeTakeFirst();
   if (!row) throw new Error(`fixture key ${keyRef} is not in the store`);
   return row.keyId;
 }

@@ -29,10 +29,6 @@ export function keyByHashQuery(db: Kysely<Database>, keyHash: string) {
     .where('k.key_hash', '=', keyHash);
 }
 
-export async function findKeyByHash(db: Kysely<Database>, keyHash: string): Promise<KeyWithAccount | undefined> {
-  return keyByHashQuery(db, keyHash).executeTakeFirst();
-}
-
 export interface KeyRecord {
   id: number;
   accountId: number;

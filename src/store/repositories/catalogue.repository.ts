@@ -99,7 +99,3 @@ export function catalogueItemQuery(db: Kysely<Database>, id: number) {
     .where('c.master_item_id', '=', id)
     .where('c.status', '=', 'PUBLISHED');
 }
-
-export async function getCatalogueItem(db: Kysely<Database>, id: number): Promise<CatalogueItem | undefined> {
-  return catalogueItemQuery(db, id).executeTakeFirst();
-}

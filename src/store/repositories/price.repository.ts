@@ -56,7 +56,3 @@ export function priceQuery(db: Kysely<Database>, masterItemId: number) {
     .where('p.master_item_id', '=', masterItemId)
     .where('c.status', '=', 'PUBLISHED');
 }
-
-export async function getPrice(db: Kysely<Database>, masterItemId: number): Promise<PriceRow | undefined> {
-  return priceQuery(db, masterItemId).executeTakeFirst();
-}
