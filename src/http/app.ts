@@ -69,6 +69,8 @@ declare module 'fastify' {
     meta?: RouteMeta;
     /** Set on the OPTIONS twin of every route. */
     preflight?: boolean;
+    /** Served outside the Developer API (the reference page): no key, no metering, no rate-limit headers. */
+    public?: boolean;
   }
 }
 
@@ -152,6 +154,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    if (request.routeOptions.config.public === true) return;
     reply.header('cache-control', 'private, no-store');
     request.principal = await methodKeyAndPlan(request);
   });
@@ -205,6 +208,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   /** Steps 4 to 8: one meter call, then the first failing step decides. */
   async function admit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    if (request.routeOptions.config.public === true) return;
     const principal = request.principal;
     if (principal === null) throw new Error('pipeline: admit before authenticate');
     const routeConfig = request.routeOptions.config;
