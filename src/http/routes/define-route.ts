@@ -10,7 +10,8 @@ import type { App } from '../app.js';
 import { ALLOW } from '../app.js';
 import type { ErrorCode } from '../errors.js';
 import { errorResponses, NoQuery } from '../schemas.js';
-import { rateLimitResponseHeaders } from '../response-headers.js';
+import { notModifiedResponse, successResponseHeaders } from '../response-headers.js';
+import { ConditionalHeaders } from '../schemas.js';
 
 export interface RouteSpec<Q extends TObject, P extends TObject, R extends TSchema> {
   path: string;
@@ -38,8 +39,8 @@ export function defineRoute<Q extends TObject, P extends TObject, R extends TSch
   errors.push('server_error', 'service_unavailable');
 
   const ok = spec.produces
-    ? { description: 'Success', headers: rateLimitResponseHeaders, content: { [spec.produces]: { schema: spec.response } } }
-    : { ...spec.response, description: 'Success', headers: rateLimitResponseHeaders };
+    ? { description: 'Success', headers: successResponseHeaders, content: { [spec.produces]: { schema: spec.response } } }
+    : { ...spec.response, description: 'Success', headers: successResponseHeaders };
   app.route({
     method: 'GET',
     url: spec.path,
@@ -51,7 +52,8 @@ export function defineRoute<Q extends TObject, P extends TObject, R extends TSch
       tags: [spec.tag],
       querystring: spec.querystring ?? NoQuery,
       ...(spec.params ? { params: spec.params } : {}),
-      response: { 200: ok, ...errorResponses(errors) },
+      headers: ConditionalHeaders,
+      response: { 200: ok, 304: notModifiedResponse(spec.quota), ...errorResponses(errors) },
     },
     handler: spec.handler as never,
   });
