@@ -1,4 +1,4 @@
-// Lint: typescript-eslint's recommended rules with type information, over src, test and bench.
+// Lint: typescript-eslint's recommended rules with type information, over src, test, bench, the client and examples.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -16,7 +16,7 @@ export default tseslint.config(
     },
   },
   // node:test's test() and describe() return promises that the runner itself awaits.
-  { files: ['test/**/*.ts'], rules: { '@typescript-eslint/no-floating-promises': 'off' } },
+  { files: ['test/**/*.ts', 'clients/*/test/**/*.ts', 'examples/test/**/*.ts'], rules: { '@typescript-eslint/no-floating-promises': 'off' } },
   {
     files: ['**/*.js'],
     ...tseslint.configs.disableTypeChecked,
