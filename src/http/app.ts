@@ -9,6 +9,7 @@
  * the meter, and the outcome still follows the contract's order.
  */
 import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { authenticate, type Principal } from '../auth/authenticate.js';
@@ -20,6 +21,7 @@ import { MeterUnavailableError, type BurstState, type Meter } from '../metering/
 import { ceilSeconds, dayOf, monthBounds } from '../metering/periods.js';
 import type { Store } from '../store/database.js';
 import { ApiError, badRequest, notFound } from './errors.js';
+import { ifNoneMatchMatches, strongEtag } from './conditional.js';
 import { paramValidatorCompiler } from './param-validator.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import { registerOpenApi } from './openapi.js';
@@ -34,8 +36,10 @@ export interface AppDeps {
   store: Store;
   meter: Meter;
   clock: Clock;
-  /** A pino logger or `false`; tests pass a logger writing to a buffer. */
+  /** A pino logger or `false`; by default, the production logger below (JSON lines, keys redacted). */
   logger?: FastifyBaseLogger | false;
+  /** Where the default logger writes (standard output unless given); tests read it back. */
+  logStream?: NodeJS.WritableStream;
   /** Where request and metering metrics go (the server serves them on the ops port). */
   metrics?: Metrics;
 }
@@ -113,7 +117,14 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const queries = hotQueries(store);
   const app = Fastify({
     ...(deps.logger === undefined
-      ? { logger: { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers["x-api-key"]'] } }
+      ? {
+          logger: {
+            level: config.logLevel,
+            // Keys travel only in these two headers; whatever logs a request's headers never shows them.
+            redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]'], censor: '[redacted]' },
+            ...(deps.logStream ? { stream: deps.logStream } : {}),
+          },
+        }
       : deps.logger === false
         ? { logger: false }
         : { loggerInstance: deps.logger }),
@@ -258,25 +269,52 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     throw notFound();
   });
 
+  /**
+   * Gives back the quota count of this request (a 5xx, or a 304 Not Modified) and restates the rate-limit
+   * headers to match. The burst count stays: the request was still made.
+   */
+  async function giveBack(request: FastifyRequest, reply: FastifyReply, outcome: 'given_back' | 'not_modified'): Promise<void> {
+    if (request.counted === null || request.principal === null) return;
+    const { period, day } = request.counted;
+    request.counted = null;
+    try {
+      await meter.refund(request.principal.accountId, request.principal.keyId, period, day);
+      metrics.outcome(outcome);
+      if (request.usage !== null && request.burst !== null) {
+        request.usage = { ...request.usage, used: request.usage.used - 1 };
+        reply.headers(rateLimitHeaders(request.principal.limits, request.burst.state, request.usage.used, request.burst.now));
+      }
+    } catch (refundError) {
+      // The count stays: a request is over-counted at worst, never lost.
+      request.log.warn({ err: refundError, reqId: request.id }, 'could not give back a counted request');
+    }
+  }
+
   app.setErrorHandler(async (error: unknown, request, reply) => {
     const apiError = toApiError(error, request, metrics);
-    if (apiError.status >= 500 && request.counted !== null && request.principal !== null) {
-      const { period, day } = request.counted;
-      request.counted = null;
-      try {
-        await meter.refund(request.principal.accountId, request.principal.keyId, period, day);
-        metrics.outcome('given_back');
-        if (request.usage !== null && request.burst !== null) {
-          request.usage = { ...request.usage, used: request.usage.used - 1 };
-          reply.headers(rateLimitHeaders(request.principal.limits, request.burst.state, request.usage.used, request.burst.now));
-        }
-      } catch (refundError) {
-        // The count stays: a request is over-counted at worst, never lost.
-        request.log.warn({ err: refundError, reqId: request.id }, 'could not give back a counted request');
-      }
-    }
+    if (apiError.status >= 500) await giveBack(request, reply, 'given_back');
     reply.code(apiError.status).headers(apiError.headers).type('application/json; charset=utf-8');
     return { error: apiError.code, message: apiError.message };
+  });
+
+  /**
+   * Every 200 carries a strong ETag (a route that streams sets its own before sending); a request whose
+   * If-None-Match names it is answered 304 with no body, and its quota count is given back.
+   */
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (reply.statusCode !== 200 || request.routeOptions.config.public === true) return payload;
+    let etag = reply.getHeader('etag');
+    if (etag === undefined) {
+      if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
+      etag = strongEtag(payload);
+      reply.header('etag', etag);
+    }
+    if (!ifNoneMatchMatches(request.headers['if-none-match'], String(etag))) return payload;
+    await giveBack(request, reply, 'not_modified');
+    reply.code(304).removeHeader('content-type').removeHeader('content-length').removeHeader('content-disposition');
+    // Fastify's HEAD twin ends with an onSend handler of its own that reads the payload: it takes an empty
+    // stream (sending nothing, announcing no length), where null would make it throw.
+    return request.method === 'HEAD' ? Readable.from([]) : null;
   });
 
   app.addHook('onResponse', async (request, reply) => {
@@ -299,6 +337,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
 
   await registerOpenApi(app);
+  await (await import('./reference-page.js')).registerReferencePage(app);
   await app.register(async (api) => registerRoutes(api as unknown as App, { ...deps, queries, cache: new ReadCache(queries.dataVersion) }), { prefix: API_PREFIX });
   return app;
 }

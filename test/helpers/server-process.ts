@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { assertNoKeysLogged } from './log-capture.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -51,7 +52,8 @@ export function cliProcess(args: string[], env: Record<string, string>): ChildPr
 export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
   const port = await freePort();
   const opsPort = await freePort();
-  const child = cliProcess(['serve'], { ...env, PORT: String(port), OPS_PORT: String(opsPort) });
+  // At info level the server logs one line per request: stop() checks that none of them holds a key.
+  const child = cliProcess(['serve'], { LOG_LEVEL: 'info', ...env, PORT: String(port), OPS_PORT: String(opsPort) });
   let output = '';
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
@@ -77,7 +79,10 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
     exited,
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (!ended) child.kill(signal);
-      return exited;
+      const result = await exited;
+      const logLines = output.split('\n').filter((line) => line.startsWith('{')).join('\n');
+      assertNoKeysLogged(logLines, [], `log of the server on port ${port}`);
+      return result;
     },
   };
 }

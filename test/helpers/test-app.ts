@@ -22,6 +22,7 @@ import { randomUUID } from 'node:crypto';
 import { migrateToLatest, openStore, type Store } from '../../src/store/database.js';
 import { loadDataset, type LoadResult } from '../../src/store/load/load-dataset.js';
 import { FIXTURE_NOW, fixture } from './fixture.js';
+import { assertNoKeysLogged, LogCapture } from './log-capture.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
 export const TEST_STORE: StoreKind = process.env.TEST_STORE === 'postgres' ? 'postgres' : 'sqlite';
@@ -89,6 +90,8 @@ export interface TestContext {
   clock: ManualClock;
   config: Readonly<Config>;
   loaded: LoadResult;
+  /** The app's log (the production logger, at debug level); checked for keys when the context closes. */
+  logs: LogCapture;
   /** GET (or another method) with a key from the fixture by ref, or a raw header set. */
   get(url: string, key?: string | null, options?: { method?: string; headers?: Record<string, string> }): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
@@ -104,6 +107,7 @@ export async function createTestContext(options: ContextOptions = {}): Promise<T
   const dir = mkdtempSync(join(tmpdir(), 'shelfapi-test-'));
   const postgres = TEST_STORE === 'postgres' ? await freshPostgresSchema() : null;
   const config = loadConfig({
+    LOG_LEVEL: 'debug',
     DATABASE_URL: postgres ? postgres.url : join(dir, 'test.sqlite'),
     ...(postgres ? { REDIS_URL: TEST_REDIS_URL } : {}),
     ...options.env,
@@ -121,8 +125,11 @@ export async function createTestContext(options: ContextOptions = {}): Promise<T
   } else {
     meter = store.sqlite ? new SqliteMeter(store.sqlite) : new PostgresMeter(store.db);
   }
-  const app = await buildApp({ config, store, meter, clock, logger: false });
+  const logs = new LogCapture();
+  const app = await buildApp({ config, store, meter, clock, logStream: logs });
   await app.ready();
+  // Every key a test can present: the fixture's, and any a test creates later and sends through `get`.
+  const presented = new Set<string>(Object.values(loaded.keys));
   return {
     kind: TEST_STORE,
     databaseUrl: postgres ? postgres.url : join(dir, 'test.sqlite'),
@@ -132,8 +139,10 @@ export async function createTestContext(options: ContextOptions = {}): Promise<T
     clock,
     config,
     loaded,
+    logs,
     get(url, key = 'alice', opts = {}) {
       const headers: Record<string, string> = { ...opts.headers };
+      for (const text of [url, ...Object.values(headers)]) for (const found of text.match(/[a-z][a-z0-9]{1,15}_live_[0-9A-Za-z]{20,}/g) ?? []) presented.add(found);
       if (key !== null) {
         const full = loaded.keys[key];
         if (full === undefined) throw new Error(`no fixture key ${key}`);
@@ -148,6 +157,7 @@ export async function createTestContext(options: ContextOptions = {}): Promise<T
       await postgres?.drop();
       if (config.redisUrl !== null) await deleteRedisKeys(config.redisUrl, redisPrefix);
       rmSync(dir, { recursive: true, force: true });
+      assertNoKeysLogged(logs.text(), presented, 'app log');
     },
   };
 }

@@ -1,0 +1,39 @@
+/**
+ * The log of an app under test, kept in memory, and the check every test context makes when it closes: no
+ * key it used, nor anything shaped like a key, nor a key's secret part, appears anywhere in the log.
+ */
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { KEY_PATTERN } from '../../src/keys/api-key.js';
+
+export class LogCapture extends Writable {
+  private chunks: string[] = [];
+
+  override _write(chunk: Buffer | string, _encoding: BufferEncoding, callback: () => void): void {
+    this.chunks.push(chunk.toString());
+    callback();
+  }
+
+  text(): string {
+    return this.chunks.join('');
+  }
+
+  /** Every log line, parsed: the log is JSON, one object per line. */
+  lines(): Array<Record<string, unknown>> {
+    return this.text()
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  }
+}
+
+/** Fails when the log holds any of the keys, their secret parts, or anything shaped like a key. */
+export function assertNoKeysLogged(log: string, keys: Iterable<string>, where: string): void {
+  for (const key of keys) {
+    const secret = key.slice(key.indexOf('_live_') + '_live_'.length);
+    assert.ok(!log.includes(key), `${where}: a key was written to the log`);
+    assert.ok(secret.length < 20 || !log.includes(secret.slice(0, 20)), `${where}: a key's secret part was written to the log`);
+  }
+  const shaped = log.match(new RegExp(KEY_PATTERN.source, 'g'));
+  assert.equal(shaped, null, `${where}: something shaped like a key was written to the log`);
+}
