@@ -35,6 +35,13 @@ except \`/me\`; a counted request answered 5xx is given back. It resets at 00:00
 Every \`429\` carries \`Retry-After\` (seconds). \`503 service_unavailable\` (with \`Retry-After\`) when
 metering or the data store cannot be reached: nothing is ever served unmetered.
 
+## Conditional requests
+Every \`200\` carries a strong \`ETag\`. Send it back in \`If-None-Match\` (several tags, \`W/\` tags and \`*\`
+are accepted) and, while the answer is unchanged, the answer is \`304 Not Modified\` with no body: it counts
+toward the burst limit but not against the monthly quota (the count is given back, as \`X-RateLimit-Remaining\`
+shows). Errors carry no tag and are never turned into a \`304\`; the quota is checked before, so a month
+used up answers \`429 quota_exceeded\` even to a request that would have been a \`304\`.
+
 ## Errors
 Always \`{ "error": "<code>", "message": "<text>" }\`.
 

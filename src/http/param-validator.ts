@@ -48,6 +48,9 @@ function checkValue(part: 'query' | 'path', name: string, raw: string, schema: P
 }
 
 export const paramValidatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+  // Request headers are documented (If-None-Match) but never refused: a header the API does not know is
+  // ignored, as HTTP expects, and the value of If-None-Match is compared, not validated.
+  if (httpPart === 'headers') return (data: unknown) => ({ value: data });
   if (httpPart !== 'querystring' && httpPart !== 'params') {
     throw new Error(`no validator for ${String(httpPart)}: routes of this API take no ${String(httpPart)}`);
   }

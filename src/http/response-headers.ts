@@ -25,3 +25,25 @@ export const rateLimitResponseHeaders = {
 export const retryAfterHeader = {
   'Retry-After': { type: 'integer', description: 'Whole seconds to wait before retrying, at least 1.' },
 } as const;
+
+/** On every 200: the strong entity tag that If-None-Match may name. */
+export const successResponseHeaders = {
+  ...rateLimitResponseHeaders,
+  ETag: {
+    type: 'string',
+    description:
+      'Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged.',
+  },
+} as const;
+
+/** The 304 answer to a request whose If-None-Match names the current tag. */
+export function notModifiedResponse(quota: boolean) {
+  return {
+    // `type: 'null'` is how @fastify/swagger documents a response without content.
+    type: 'null',
+    description:
+      'Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit' +
+      (quota ? ' but not against the monthly quota (the count is given back).' : '.'),
+    headers: { ...rateLimitResponseHeaders, ETag: successResponseHeaders.ETag },
+  };
+}

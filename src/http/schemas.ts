@@ -94,3 +94,13 @@ export function errorResponses(codes: readonly ErrorCode[]): Record<number, TSch
   }
   return out;
 }
+
+/** Request headers a route reads beyond the key: If-None-Match, for conditional requests. */
+export const ConditionalHeaders = Type.Object({
+  'if-none-match': Type.Optional(
+    Type.String({
+      description:
+        'One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back.',
+    }),
+  ),
+});

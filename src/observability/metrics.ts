@@ -5,7 +5,7 @@
  */
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-export type MeterOutcome = 'admitted' | 'counted' | 'rate_limited' | 'quota_exceeded' | 'unavailable' | 'given_back';
+export type MeterOutcome = 'admitted' | 'counted' | 'rate_limited' | 'quota_exceeded' | 'unavailable' | 'given_back' | 'not_modified';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -24,7 +24,7 @@ export class Metrics {
   });
   readonly meter = new Counter({
     name: 'shelfapi_meter_outcomes_total',
-    help: 'Metering decisions: admitted (burst), counted (quota), rate_limited, quota_exceeded, unavailable, given_back',
+    help: 'Metering decisions: admitted (burst), counted (quota), rate_limited, quota_exceeded, unavailable, given_back (5xx), not_modified (304, quota given back)',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });

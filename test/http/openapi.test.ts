@@ -25,12 +25,14 @@ test('the document describes every endpoint, its parameters, statuses and header
   const catalogue = doc.paths['/developer/v1/catalogue']!.get!;
   assert.deepEqual(
     catalogue.parameters!.map((p) => `${p.in}:${p.name}`).sort(),
-    ['query:category', 'query:limit', 'query:offset', 'query:platform', 'query:search', 'query:upc'],
+    ['header:if-none-match', 'query:category', 'query:limit', 'query:offset', 'query:platform', 'query:search', 'query:upc'],
   );
-  assert.deepEqual(Object.keys(catalogue.responses).sort(), ['200', '400', '401', '403', '429', '500', '503']);
+  assert.deepEqual(Object.keys(catalogue.responses).sort(), ['200', '304', '400', '401', '403', '429', '500', '503']);
   assert.ok(catalogue.responses['200']!.headers!['X-RateLimit-Remaining']);
+  assert.ok(catalogue.responses['200']!.headers!['ETag']);
+  assert.equal(catalogue.responses['304']!.content, undefined, 'a 304 has no body');
   assert.ok(catalogue.responses['429']!.headers!['Retry-After']);
-  assert.deepEqual(Object.keys(doc.paths['/developer/v1/catalogue/{id}']!.get!.responses).sort(), ['200', '400', '401', '403', '404', '429', '500', '503']);
+  assert.deepEqual(Object.keys(doc.paths['/developer/v1/catalogue/{id}']!.get!.responses).sort(), ['200', '304', '400', '401', '403', '404', '429', '500', '503']);
   assert.ok(doc.paths['/developer/v1/prices/export.csv']!.get!.responses['200']!.content!['text/csv']);
   // /me is never quota-limited: no quota_exceeded among its documented answers.
   assert.doesNotMatch(JSON.stringify(doc.paths['/developer/v1/me']!.get!.responses['429']), /quota_exceeded/);

@@ -7,6 +7,7 @@ import { csvLine } from '../../csv/csv.js';
 import { listPrices, type PriceFilters } from '../../store/repositories/price.repository.js';
 import { EXPORT_COLUMNS, exportPriceBatches, type ExportRow } from '../../store/repositories/price-export.js';
 import type { App, RouteDeps } from '../app.js';
+import { exportEtag, ifNoneMatchMatches } from '../conditional.js';
 import { notFound } from '../errors.js';
 import { dataOf, Id, Limit, listOf, Offset, Platform, Search, Upc } from '../schemas.js';
 import { defineRoute } from './define-route.js';
@@ -85,8 +86,12 @@ export function registerPriceRoutes(app: App, deps: RouteDeps): void {
       // HEAD must carry the GET's headers (decisions.md section 1). The GET streams, with no length known up
       // front; sending '' here made Fastify announce `content-length: 0`, i.e. an empty file. An empty stream
       // leaves the length unannounced, as on the GET, and runs no export query.
-      if (request.method === 'HEAD') return reply.send(Readable.from([]));
       const filters: PriceFilters = request.query;
+      // The tag is known before the first byte: the data version and the filters decide the file.
+      const etag = exportEtag(await deps.queries.dataVersion(), filters);
+      reply.header('etag', etag);
+      // HEAD, and a request answered 304 (by the app's onSend hook), run no export query.
+      if (request.method === 'HEAD' || ifNoneMatchMatches(request.headers['if-none-match'], etag)) return reply.send(Readable.from([]));
       const stream = Readable.from(csvChunks(exportPriceBatches(deps.store, filters)), { objectMode: false, highWaterMark: EXPORT_BUFFER_BYTES });
       return reply.send(stream);
     },
