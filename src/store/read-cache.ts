@@ -10,24 +10,33 @@ const MAX_ENTRIES = 10_000;
 
 export class ReadCache {
   private version = -1;
-  private readonly entries = new Map<string, unknown>();
+  /**
+   * Answers by key, as promises: requests asking for the same total while it is being computed share that
+   * one computation (on a million rows, fifty concurrent first hits of one search would otherwise run the
+   * same count fifty times over and starve every other query).
+   */
+  private readonly entries = new Map<string, Promise<unknown>>();
 
   constructor(private readonly currentVersion: () => Promise<number>) {}
 
   async get<T>(key: string, compute: () => Promise<T>): Promise<T> {
     const version = await this.currentVersion();
+    // A request that read the version just before a write landed computes for itself, keeping nothing.
+    if (version < this.version) return compute();
     if (version !== this.version) {
       this.entries.clear();
       this.version = version;
     }
-    if (this.entries.has(key)) return this.entries.get(key) as T;
-    const value = await compute();
-    // Stored only if the data did not change meanwhile; oldest entries leave first.
-    if (this.version === version) {
-      if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value as string);
-      this.entries.set(key, value);
-    }
-    return value;
+    const known = this.entries.get(key);
+    if (known !== undefined) return known as Promise<T>;
+    const pending = compute();
+    if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value as string);
+    this.entries.set(key, pending);
+    // A failed computation is not kept: the next request tries again.
+    pending.catch(() => {
+      if (this.entries.get(key) === pending) this.entries.delete(key);
+    });
+    return pending;
   }
 }
 

@@ -57,3 +57,37 @@ describe('cached totals and values follow every data write', () => {
     assert.equal(afterImport.estimatedValue, Math.round((before.estimatedValue + 40) * 100) / 100);
   });
 });
+
+describe('one computation per total, however many ask at once', () => {
+  it('shares a computation in flight, recomputes after a failure, and after the data version moves', async () => {
+    const { ReadCache } = await import('../../src/store/read-cache.js');
+    let version = 1;
+    let computations = 0;
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const cache = new ReadCache(async () => version);
+    const slow = async () => {
+      computations++;
+      await gate;
+      return 42;
+    };
+    const answers = Promise.all(Array.from({ length: 50 }, () => cache.get('total', slow)));
+    await new Promise((resolve) => setImmediate(resolve));
+    release();
+    assert.deepEqual(new Set(await answers), new Set([42]));
+    assert.equal(computations, 1, 'fifty concurrent first hits ran the count once');
+
+    let failures = 0;
+    const failing = async (): Promise<number> => {
+      failures++;
+      throw new Error('store went away');
+    };
+    await assert.rejects(cache.get('other', failing));
+    await assert.rejects(cache.get('other', failing));
+    assert.equal(failures, 2, 'a failure is not kept');
+
+    version = 2;
+    assert.equal(await cache.get('total', async () => 43), 43, 'a new data version computes anew');
+    assert.equal(await cache.get('total', async () => 44), 43);
+  });
+});
