@@ -18,7 +18,10 @@ export interface paths {
         get: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
+                    "if-none-match"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -41,6 +44,8 @@ export interface paths {
                         "RateLimit-Policy"?: string;
                         /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
                         RateLimit?: string;
+                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -62,6 +67,29 @@ export interface paths {
                             availableScopes: string[];
                         };
                     };
+                };
+                /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit. */
+                304: {
+                    headers: {
+                        /** @description Identifier of this request, for support. */
+                        "X-Request-Id"?: string;
+                        /** @description Always `private, no-store`. */
+                        "Cache-Control"?: string;
+                        /** @description Monthly quota of the account (requests). */
+                        "X-RateLimit-Limit"?: number;
+                        /** @description Requests left this month, after this one. */
+                        "X-RateLimit-Remaining"?: number;
+                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                        "X-RateLimit-Reset"?: number;
+                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                        "RateLimit-Policy"?: string;
+                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                        RateLimit?: string;
+                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                        ETag?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty or out of range. */
                 400: {
@@ -210,7 +238,10 @@ export interface paths {
                     /** @description Rows to skip, 0..1000000000 (decimal digits only). Past the end: an empty page. */
                     offset?: number;
                 };
-                header?: never;
+                header?: {
+                    /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
+                    "if-none-match"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -233,6 +264,8 @@ export interface paths {
                         "RateLimit-Policy"?: string;
                         /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
                         RateLimit?: string;
+                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -265,6 +298,29 @@ export interface paths {
                             };
                         };
                     };
+                };
+                /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
+                304: {
+                    headers: {
+                        /** @description Identifier of this request, for support. */
+                        "X-Request-Id"?: string;
+                        /** @description Always `private, no-store`. */
+                        "Cache-Control"?: string;
+                        /** @description Monthly quota of the account (requests). */
+                        "X-RateLimit-Limit"?: number;
+                        /** @description Requests left this month, after this one. */
+                        "X-RateLimit-Remaining"?: number;
+                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                        "X-RateLimit-Reset"?: number;
+                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                        "RateLimit-Policy"?: string;
+                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                        RateLimit?: string;
+                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                        ETag?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty or out of range. */
                 400: {
@@ -400,7 +456,10 @@ export interface paths {
         get: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
+                    "if-none-match"?: string;
+                };
                 path: {
                     /** @description masterItemId: decimal digits only, 1..9007199254740991 */
                     id: number;
@@ -426,6 +485,8 @@ export interface paths {
                         "RateLimit-Policy"?: string;
                         /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
                         RateLimit?: string;
+                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -451,6 +512,29 @@ export interface paths {
                             };
                         };
                     };
+                };
+                /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
+                304: {
+                    headers: {
+                        /** @description Identifier of this request, for support. */
+                        "X-Request-Id"?: string;
+                        /** @description Always `private, no-store`. */
+                        "Cache-Control"?: string;
+                        /** @description Monthly quota of the account (requests). */
+                        "X-RateLimit-Limit"?: number;
+                        /** @description Requests left this month, after this one. */
+                        "X-RateLimit-Remaining"?: number;
+                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                        "X-RateLimit-Reset"?: number;
+                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                        "RateLimit-Policy"?: string;
+                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                        RateLimit?: string;
+                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                        ETag?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty or out of range. */
                 400: {
@@ -613,7 +697,10 @@ export interface paths {
                     /** @description Rows to skip, 0..1000000000 (decimal digits only). Past the end: an empty page. */
                     offset?: number;
                 };
-                header?: never;
+                header?: {
+                    /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
+                    "if-none-match"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -636,6 +723,8 @@ export interface paths {
                         "RateLimit-Policy"?: string;
                         /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
                         RateLimit?: string;
+                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -669,6 +758,29 @@ export interface paths {
                             };
                         };
                     };
+                };
+                /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
+                304: {
+                    headers: {
+                        /** @description Identifier of this request, for support. */
+                        "X-Request-Id"?: string;
+                        /** @description Always `private, no-store`. */
+                        "Cache-Control"?: string;
+                        /** @description Monthly quota of the account (requests). */
+                        "X-RateLimit-Limit"?: number;
+                        /** @description Requests left this month, after this one. */
+                        "X-RateLimit-Remaining"?: number;
+                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                        "X-RateLimit-Reset"?: number;
+                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                        "RateLimit-Policy"?: string;
+                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                        RateLimit?: string;
+                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                        ETag?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty or out of range. */
                 400: {
@@ -811,7 +923,10 @@ export interface paths {
                     /** @description 6..14 ASCII digits, exact equality with the UPC of the latest price record. */
                     upc?: string;
                 };
-                header?: never;
+                header?: {
+                    /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
+                    "if-none-match"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -834,11 +949,36 @@ export interface paths {
                         "RateLimit-Policy"?: string;
                         /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
                         RateLimit?: string;
+                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
                         "text/csv": string;
                     };
+                };
+                /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
+                304: {
+                    headers: {
+                        /** @description Identifier of this request, for support. */
+                        "X-Request-Id"?: string;
+                        /** @description Always `private, no-store`. */
+                        "Cache-Control"?: string;
+                        /** @description Monthly quota of the account (requests). */
+                        "X-RateLimit-Limit"?: number;
+                        /** @description Requests left this month, after this one. */
+                        "X-RateLimit-Remaining"?: number;
+                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                        "X-RateLimit-Reset"?: number;
+                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                        "RateLimit-Policy"?: string;
+                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                        RateLimit?: string;
+                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                        ETag?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty or out of range. */
                 400: {
@@ -974,7 +1114,10 @@ export interface paths {
         get: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
+                    "if-none-match"?: string;
+                };
                 path: {
                     /** @description masterItemId: decimal digits only, 1..9007199254740991 */
                     masterItemId: number;
@@ -1000,6 +1143,8 @@ export interface paths {
                         "RateLimit-Policy"?: string;
                         /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
                         RateLimit?: string;
+                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1026,6 +1171,29 @@ export interface paths {
                             };
                         };
                     };
+                };
+                /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
+                304: {
+                    headers: {
+                        /** @description Identifier of this request, for support. */
+                        "X-Request-Id"?: string;
+                        /** @description Always `private, no-store`. */
+                        "Cache-Control"?: string;
+                        /** @description Monthly quota of the account (requests). */
+                        "X-RateLimit-Limit"?: number;
+                        /** @description Requests left this month, after this one. */
+                        "X-RateLimit-Remaining"?: number;
+                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                        "X-RateLimit-Reset"?: number;
+                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                        "RateLimit-Policy"?: string;
+                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                        RateLimit?: string;
+                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                        ETag?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty or out of range. */
                 400: {
@@ -1182,7 +1350,10 @@ export interface paths {
                     /** @description Rows to skip, 0..1000000000 (decimal digits only). Past the end: an empty page. */
                     offset?: number;
                 };
-                header?: never;
+                header?: {
+                    /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
+                    "if-none-match"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -1205,6 +1376,8 @@ export interface paths {
                         "RateLimit-Policy"?: string;
                         /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
                         RateLimit?: string;
+                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1255,6 +1428,29 @@ export interface paths {
                             };
                         };
                     };
+                };
+                /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
+                304: {
+                    headers: {
+                        /** @description Identifier of this request, for support. */
+                        "X-Request-Id"?: string;
+                        /** @description Always `private, no-store`. */
+                        "Cache-Control"?: string;
+                        /** @description Monthly quota of the account (requests). */
+                        "X-RateLimit-Limit"?: number;
+                        /** @description Requests left this month, after this one. */
+                        "X-RateLimit-Remaining"?: number;
+                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                        "X-RateLimit-Reset"?: number;
+                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                        "RateLimit-Policy"?: string;
+                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                        RateLimit?: string;
+                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                        ETag?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty or out of range. */
                 400: {
@@ -1390,7 +1586,10 @@ export interface paths {
         get: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
+                    "if-none-match"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -1413,6 +1612,8 @@ export interface paths {
                         "RateLimit-Policy"?: string;
                         /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
                         RateLimit?: string;
+                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1425,6 +1626,29 @@ export interface paths {
                             };
                         };
                     };
+                };
+                /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
+                304: {
+                    headers: {
+                        /** @description Identifier of this request, for support. */
+                        "X-Request-Id"?: string;
+                        /** @description Always `private, no-store`. */
+                        "Cache-Control"?: string;
+                        /** @description Monthly quota of the account (requests). */
+                        "X-RateLimit-Limit"?: number;
+                        /** @description Requests left this month, after this one. */
+                        "X-RateLimit-Remaining"?: number;
+                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                        "X-RateLimit-Reset"?: number;
+                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                        "RateLimit-Policy"?: string;
+                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                        RateLimit?: string;
+                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                        ETag?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty or out of range. */
                 400: {
@@ -1560,7 +1784,10 @@ export interface paths {
         get: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
+                    "if-none-match"?: string;
+                };
                 path: {
                     /** @description Collection item id: decimal digits only, 1..9007199254740991 */
                     id: number;
@@ -1586,6 +1813,8 @@ export interface paths {
                         "RateLimit-Policy"?: string;
                         /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
                         RateLimit?: string;
+                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1629,6 +1858,29 @@ export interface paths {
                             };
                         };
                     };
+                };
+                /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
+                304: {
+                    headers: {
+                        /** @description Identifier of this request, for support. */
+                        "X-Request-Id"?: string;
+                        /** @description Always `private, no-store`. */
+                        "Cache-Control"?: string;
+                        /** @description Monthly quota of the account (requests). */
+                        "X-RateLimit-Limit"?: number;
+                        /** @description Requests left this month, after this one. */
+                        "X-RateLimit-Remaining"?: number;
+                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                        "X-RateLimit-Reset"?: number;
+                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                        "RateLimit-Policy"?: string;
+                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                        RateLimit?: string;
+                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                        ETag?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty or out of range. */
                 400: {
@@ -1785,7 +2037,10 @@ export interface paths {
                     /** @description Rows to skip, 0..1000000000 (decimal digits only). Past the end: an empty page. */
                     offset?: number;
                 };
-                header?: never;
+                header?: {
+                    /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
+                    "if-none-match"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -1808,6 +2063,8 @@ export interface paths {
                         "RateLimit-Policy"?: string;
                         /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
                         RateLimit?: string;
+                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1855,6 +2112,29 @@ export interface paths {
                             };
                         };
                     };
+                };
+                /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
+                304: {
+                    headers: {
+                        /** @description Identifier of this request, for support. */
+                        "X-Request-Id"?: string;
+                        /** @description Always `private, no-store`. */
+                        "Cache-Control"?: string;
+                        /** @description Monthly quota of the account (requests). */
+                        "X-RateLimit-Limit"?: number;
+                        /** @description Requests left this month, after this one. */
+                        "X-RateLimit-Remaining"?: number;
+                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                        "X-RateLimit-Reset"?: number;
+                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                        "RateLimit-Policy"?: string;
+                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                        RateLimit?: string;
+                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                        ETag?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty or out of range. */
                 400: {
@@ -1995,7 +2275,10 @@ export interface paths {
                     /** @description Rows to skip, 0..1000000000 (decimal digits only). Past the end: an empty page. */
                     offset?: number;
                 };
-                header?: never;
+                header?: {
+                    /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
+                    "if-none-match"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -2018,6 +2301,8 @@ export interface paths {
                         "RateLimit-Policy"?: string;
                         /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
                         RateLimit?: string;
+                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2055,6 +2340,29 @@ export interface paths {
                             };
                         };
                     };
+                };
+                /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
+                304: {
+                    headers: {
+                        /** @description Identifier of this request, for support. */
+                        "X-Request-Id"?: string;
+                        /** @description Always `private, no-store`. */
+                        "Cache-Control"?: string;
+                        /** @description Monthly quota of the account (requests). */
+                        "X-RateLimit-Limit"?: number;
+                        /** @description Requests left this month, after this one. */
+                        "X-RateLimit-Remaining"?: number;
+                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                        "X-RateLimit-Reset"?: number;
+                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                        "RateLimit-Policy"?: string;
+                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                        RateLimit?: string;
+                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                        ETag?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty or out of range. */
                 400: {
@@ -2195,7 +2503,10 @@ export interface paths {
                     /** @description Rows to skip, 0..1000000000 (decimal digits only). Past the end: an empty page. */
                     offset?: number;
                 };
-                header?: never;
+                header?: {
+                    /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
+                    "if-none-match"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -2218,6 +2529,8 @@ export interface paths {
                         "RateLimit-Policy"?: string;
                         /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
                         RateLimit?: string;
+                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                        ETag?: string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -2264,6 +2577,29 @@ export interface paths {
                             };
                         };
                     };
+                };
+                /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
+                304: {
+                    headers: {
+                        /** @description Identifier of this request, for support. */
+                        "X-Request-Id"?: string;
+                        /** @description Always `private, no-store`. */
+                        "Cache-Control"?: string;
+                        /** @description Monthly quota of the account (requests). */
+                        "X-RateLimit-Limit"?: number;
+                        /** @description Requests left this month, after this one. */
+                        "X-RateLimit-Remaining"?: number;
+                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                        "X-RateLimit-Reset"?: number;
+                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                        "RateLimit-Policy"?: string;
+                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                        RateLimit?: string;
+                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                        ETag?: string;
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
                 /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty or out of range. */
                 400: {
