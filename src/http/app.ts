@@ -25,6 +25,7 @@ import { ifNoneMatchMatches, strongEtag } from './conditional.js';
 import { paramValidatorCompiler } from './param-validator.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import { registerOpenApi } from './openapi.js';
+import { registerReferencePage } from './reference-page.js';
 import { registerRoutes } from './routes/index.js';
 import { isStoreUnavailable } from './store-errors.js';
 import { hotQueries, type HotQueries } from '../store/hot-queries.js';
@@ -337,7 +338,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
 
   await registerOpenApi(app);
-  await (await import('./reference-page.js')).registerReferencePage(app);
+  await registerReferencePage(app);
   await app.register(async (api) => registerRoutes(api as unknown as App, { ...deps, queries, cache: new ReadCache(queries.dataVersion) }), { prefix: API_PREFIX });
   return app;
 }
