@@ -3,6 +3,7 @@ import { SCOPES } from '../domain/scopes.js';
 import { generateDemo, largeCollection } from '../store/demo/generate-demo.js';
 import type { Store } from '../store/database.js';
 import { loadDataset, type LoadResult } from '../store/load/load-dataset.js';
+import type { ProgressSink } from '../store/load/progress.js';
 import { InputError } from './input-error.js';
 
 export const DEFAULT_DEMO_ITEMS = 5000;
@@ -22,7 +23,7 @@ export async function storeIsEmpty(store: Store): Promise<boolean> {
 
 export async function seedDemo(
   store: Store,
-  options: { items: number; keyPrefix: string; now: number; onProgress?: (section: string, rows: number) => void },
+  options: { items: number; keyPrefix: string; now: number; progress?: ProgressSink },
 ): Promise<LoadResult> {
   if (!Number.isSafeInteger(options.items) || options.items < 50) throw new InputError('--items must be a whole number >= 50');
   if (!(await storeIsEmpty(store))) {
@@ -45,6 +46,6 @@ export async function seedDemo(
       offers: demo.offers,
       transactions: demo.transactions,
     },
-    { keyPrefix: options.keyPrefix, now: options.now, ...(options.onProgress ? { onProgress: options.onProgress } : {}) },
+    { keyPrefix: options.keyPrefix, now: options.now, ...(options.progress ? { progress: options.progress } : {}) },
   );
 }

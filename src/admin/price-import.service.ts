@@ -9,6 +9,7 @@ import { CsvSyntaxError, parseCsv } from '../csv/csv.js';
 import { EXPORT_COLUMNS } from '../store/repositories/price-export.js';
 import type { Store } from '../store/database.js';
 import { refreshCurrentPrices } from '../store/load/bulk-insert.js';
+import { silentProgress, step, type ProgressSink } from '../store/load/progress.js';
 import { canonicalTimestamp } from '../store/load/field-checks.js';
 import type { Database, PriceRecordsTable } from '../store/schema.js';
 import { withWriteTransaction } from '../store/write-transaction.js';
@@ -54,11 +55,26 @@ export interface ImportResult {
   items: number;
 }
 
-export async function importPrices(
-  store: Store,
-  input: AsyncIterable<string | Buffer>,
-  onProgress: (rows: number) => void = () => {},
-): Promise<ImportResult> {
+export interface ImportOptions {
+  progress?: ProgressSink;
+  /** Bytes the input will yield (the file's size): the row count is unknown until the end, the bytes read say how far it is. */
+  size?: number;
+}
+
+/** The input, counting the bytes that have gone through it. */
+async function* countingBytes(input: AsyncIterable<string | Buffer>, counter: { bytes: number }): AsyncGenerator<string | Buffer> {
+  for await (const chunk of input) {
+    counter.bytes += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
+    yield chunk;
+  }
+}
+
+export async function importPrices(store: Store, source: AsyncIterable<string | Buffer>, options: ImportOptions = {}): Promise<ImportResult> {
+  const progress = options.progress ?? silentProgress;
+  const read = { bytes: 0 };
+  const size = options.size;
+  const input = size !== undefined && size > 0 ? countingBytes(source, read) : source;
+  const fraction = () => (size !== undefined && size > 0 ? Math.min(1, read.bytes / size) : undefined);
   const result = await withWriteTransaction(store, async (db) => {
     const seen = new Set<string>();
     const items = new Set<number>();
@@ -81,10 +97,11 @@ export async function importPrices(
       if (missing) throw new InputError(`line ${missing.line}: masterItemId ${missing.master_item_id} is not in the catalogue`);
       await upsert(db, batch.map(({ line: _line, ...row }) => row));
       for (const id of ids) items.add(id);
-      onProgress(rows);
+      progress.update(rows, fraction());
       batch = [];
     };
 
+    progress.start('prices', null);
     try {
       let header = true;
       for await (const record of parseCsv(input)) {
@@ -130,10 +147,13 @@ export async function importPrices(
       if (error instanceof CsvSyntaxError) throw new InputError(error.message);
       throw error;
     }
-    await refreshCurrentPrices(db, [...items]);
+    progress.end(rows);
+    progress.start('current prices', items.size);
+    await refreshCurrentPrices(db, [...items], (done) => progress.update(done));
+    progress.end(items.size);
     await bumpDataVersion(db);
     return { rows, items: items.size };
   });
-  if (result.rows >= ANALYZE_AFTER_ROWS) await refreshStatistics(store);
+  if (result.rows >= ANALYZE_AFTER_ROWS) await step(progress, 'statistics', () => refreshStatistics(store));
   return result;
 }

@@ -48,19 +48,3 @@ export function positiveInt(name: string, raw: string): number {
   }
   return Number(raw);
 }
-
-/** Progress on stderr: a line rewritten in place on a terminal, nothing when piped (stdout stays clean). */
-export function progressReporter(): (section: string, rows: number) => void {
-  if (!process.stderr.isTTY) return () => {};
-  let last = 0;
-  return (section, rows) => {
-    const now = Date.now();
-    if (now - last < 100) return;
-    last = now;
-    process.stderr.write(`\r\x1b[K${section}: ${rows.toLocaleString('en-US')} rows`);
-  };
-}
-
-export function endProgress(): void {
-  if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
-}

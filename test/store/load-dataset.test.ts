@@ -8,6 +8,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Store } from '../../src/store/database.js';
 import { DatasetError, loadDataset, type DatasetInput } from '../../src/store/load/load-dataset.js';
+import type { ProgressSink } from '../../src/store/load/progress.js';
+import { generateDemo } from '../../src/store/demo/generate-demo.js';
 import { FIXTURE_NOW, fixture } from '../helpers/fixture.js';
 import { assertRefused, runCli, tableCounts, tempDir } from '../helpers/cli-helpers.js';
 import { openTestStore } from '../helpers/test-app.js';
@@ -438,6 +440,53 @@ describe('loadDataset: a large catalogue with its ids', () => {
     const result = await loadDataset(store, { catalogue }, LOAD);
     assert.equal(result.counts.catalogue, 130_000);
     assert.equal((await tableCounts(store)).catalogue_items, 130_000);
+  });
+});
+
+describe('loadDataset: progress for a display', () => {
+  /** A sink that records what it is told, in order. */
+  function recorder(): { sink: ProgressSink; events: string[] } {
+    const events: string[] = [];
+    let current = '';
+    return {
+      events,
+      sink: {
+        start: (section, total) => {
+          current = section;
+          events.push(`start ${section} ${String(total)}`);
+        },
+        update: (done, fraction) => events.push(`update ${current} ${done}${fraction === undefined ? '' : ` ${fraction.toFixed(2)}`}`),
+        end: (done) => events.push(`end ${current} ${String(done)}`),
+      },
+    };
+  }
+
+  it('a start with the row count and an end for each section the input has; batches in between', async () => {
+    const store = await newStore(false);
+    const catalogue = Array.from({ length: 12_000 }, (_, i) => item(undefined, `Item ${i + 1}`));
+    const prices = [{ masterItemId: 1, upc: '000000000017', loose: 1, scrapeDate: '2026-11-01T00:00:00.000Z' }];
+    const { sink, events } = recorder();
+    await loadDataset(store, { accounts: [{ ref: 'p', email: 'p@example.com', plan: 'addon' }], catalogue, prices }, { ...LOAD, progress: sink });
+    assert.deepEqual(events, [
+      'start accounts 1', 'end accounts 1',
+      'start catalogue 12000', 'update catalogue 5000', 'update catalogue 10000', 'update catalogue 12000', 'end catalogue 12000',
+      'start prices 1', 'update prices 1', 'end prices 1',
+      'start current prices 1', 'update current prices 1', 'end current prices 1',
+      'start statistics null', 'end statistics null',
+    ]);
+  });
+
+  it('the demo generator: the catalogue says its size, the prices how far through the items they are', async () => {
+    const store = await newStore(false);
+    const demo = generateDemo({ items: 12_000, now: new Date(NOW) });
+    const { sink, events } = recorder();
+    await loadDataset(store, { catalogue: demo.catalogue(), prices: demo.prices() }, { ...LOAD, progress: sink });
+    assert.equal(events[0], 'start catalogue 12000');
+    assert.ok(events.includes('start prices null'), 'the record count is not known up front');
+    const fractions = events.filter((e) => e.startsWith('update prices ')).map((e) => Number(e.split(' ')[3]));
+    assert.ok(fractions.length >= 2, events.join('\n'));
+    for (let i = 1; i < fractions.length; i++) assert.ok(fractions[i]! >= fractions[i - 1]!, 'the fraction only grows');
+    assert.ok(fractions.every((f) => f > 0 && f <= 1));
   });
 });
 

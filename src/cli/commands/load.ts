@@ -2,7 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { InputError } from '../../admin/input-error.js';
 import { loadDataset } from '../../store/load/load-dataset.js';
-import { endProgress, print, printJson, progressReporter, withStore } from '../context.js';
+import { print, printJson, withStore } from '../context.js';
+import { withProgress } from '../progress.js';
 
 export function loadCommand(): Command {
   return new Command('load')
@@ -23,12 +24,9 @@ export function loadCommand(): Command {
         throw new InputError(`${file} is not valid JSON: ${(error as Error).message}`);
       }
       await withStore(async ({ config, store, now }) => {
-        const result = await loadDataset(store, data as Record<string, unknown>, {
-          keyPrefix: config.keyPrefix,
-          now,
-          onProgress: progressReporter(),
-        });
-        endProgress();
+        const result = await withProgress({ label: 'load', quiet: options.json === true }, (progress) =>
+          loadDataset(store, data as Record<string, unknown>, { keyPrefix: config.keyPrefix, now, progress }),
+        );
         if (options.json) return printJson({ accounts: result.accounts, keys: result.keys });
         print(`Loaded ${Object.entries(result.counts).map(([section, n]) => `${n} ${section}`).join(', ')}.`);
         for (const [ref, key] of Object.entries(result.keys)) print(`key ${ref} (shown once): ${key}`);

@@ -1,7 +1,8 @@
 import { Command } from 'commander';
 import { DEFAULT_DEMO_ITEMS, seedDemo } from '../../admin/demo-seed.service.js';
 import { InputError } from '../../admin/input-error.js';
-import { endProgress, positiveInt, print, printJson, progressReporter, withStore } from '../context.js';
+import { positiveInt, print, printJson, withStore } from '../context.js';
+import { withProgress } from '../progress.js';
 
 export function seedCommand(): Command {
   return new Command('seed')
@@ -14,8 +15,9 @@ export function seedCommand(): Command {
       const items = positiveInt('--items', options.items);
       await withStore(async ({ config, store, now }) => {
         const started = Date.now();
-        const result = await seedDemo(store, { items, keyPrefix: config.keyPrefix, now, onProgress: progressReporter() });
-        endProgress();
+        const result = await withProgress({ label: 'seed', quiet: options.json === true }, (progress) =>
+          seedDemo(store, { items, keyPrefix: config.keyPrefix, now, progress }),
+        );
         if (options.json) return printJson(result);
         print(`Seeded ${result.counts.catalogue} items, ${result.counts.prices} price records in ${((Date.now() - started) / 1000).toFixed(1)} s.`);
         print(`Demo account id ${result.accounts.demo}. Demo key (shown once, keep it):`);

@@ -5,7 +5,7 @@ import { loadConfig } from '../../config.js';
 import { API_PREFIX } from '../../http/app.js';
 import { closeOnSignals, startServer } from '../../server.js';
 import { migrateToLatest, openStore } from '../../store/database.js';
-import { endProgress, progressReporter } from '../context.js';
+import { withProgress } from '../progress.js';
 
 export function serveCommand(): Command {
   return new Command('serve')
@@ -16,13 +16,9 @@ export function serveCommand(): Command {
       const store = openStore(config.database);
       await migrateToLatest(store);
       if (options.demoIfEmpty && (await storeIsEmpty(store))) {
-        const result = await seedDemo(store, {
-          items: DEFAULT_DEMO_ITEMS,
-          keyPrefix: config.keyPrefix,
-          now: systemClock.now(),
-          onProgress: progressReporter(),
-        });
-        endProgress();
+        const result = await withProgress({ label: 'seed' }, (progress) =>
+          seedDemo(store, { items: DEFAULT_DEMO_ITEMS, keyPrefix: config.keyPrefix, now: systemClock.now(), progress }),
+        );
         process.stdout.write(
           `Seeded the demo store (${result.counts.catalogue} items). Demo key, shown once:\n\n  ${result.keys.demo}\n\n`,
         );

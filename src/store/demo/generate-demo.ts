@@ -29,8 +29,10 @@ export type DemoCatalogueItem = DatasetCatalogueItem & { masterItemId: number };
 export interface DemoData {
   accounts: DatasetAccount[];
   keys: DatasetKey[];
-  catalogue(): Iterable<DemoCatalogueItem>;
-  prices(): Iterable<DatasetPrice>;
+  /** Lazy, and says its size: a progress display shows how far a large seed is. */
+  catalogue(): Iterable<DemoCatalogueItem> & { readonly size: number };
+  /** Lazy; the record count is not known up front, so it says how far through the items it is. */
+  prices(): Iterable<DatasetPrice> & { fraction(): number };
   collection: DatasetCollectionItem[];
   listings: DatasetListing[];
   offers: DatasetOffer[];
@@ -1791,14 +1793,28 @@ export function generateDemo(opts: DemoOptions): DemoData {
       { ref: 'trader', email: 'trader@shelfapi.dev', plan: 'addon', planStatus: 'active' },
     ],
     keys: [{ ref: 'demo', account: 'demo', name: 'demo', scopes: [...SCOPES], expiresAt: null, revoked: false }],
-    *catalogue(): Generator<DemoCatalogueItem> {
-      const r = new Rng(0);
-      for (let id = 1; id <= items; id++) yield buildItem(ctx, r, id);
+    catalogue() {
+      return {
+        size: items,
+        *[Symbol.iterator](): Generator<DemoCatalogueItem> {
+          const r = new Rng(0);
+          for (let id = 1; id <= items; id++) yield buildItem(ctx, r, id);
+        },
+      };
     },
-    *prices(): Generator<DatasetPrice> {
-      const itemRng = new Rng(0);
-      const priceRng = new Rng(0);
-      for (let id = 1; id <= items; id++) yield* priceRecords(ctx, itemRng, priceRng, id);
+    prices() {
+      let walked = 0;
+      return {
+        fraction: () => walked / items,
+        *[Symbol.iterator](): Generator<DatasetPrice> {
+          const itemRng = new Rng(0);
+          const priceRng = new Rng(0);
+          for (let id = 1; id <= items; id++) {
+            yield* priceRecords(ctx, itemRng, priceRng, id);
+            walked = id;
+          }
+        },
+      };
     },
     ...social,
   };

@@ -86,9 +86,14 @@ export function catalogueBulk(store: Store, bulk: BulkInserter): CatalogueBulk {
 
 /**
  * Brings current_prices in step with price_records for the given items: the record with the latest
- * scrape_date wins. The same statement runs on both dialects.
+ * scrape_date wins. The same statement runs on both dialects. `onChunk` hears the items done so far after
+ * each chunk, for a progress display.
  */
-export async function refreshCurrentPrices(trx: Kysely<Database>, masterItemIds: number[]): Promise<void> {
+export async function refreshCurrentPrices(
+  trx: Kysely<Database>,
+  masterItemIds: number[],
+  onChunk: (done: number) => void = () => {},
+): Promise<void> {
   for (let i = 0; i < masterItemIds.length; i += 5000) {
     const ids = masterItemIds.slice(i, i + 5000);
     await sql`
@@ -100,5 +105,6 @@ export async function refreshCurrentPrices(trx: Kysely<Database>, masterItemIds:
       on conflict (master_item_id) do update set
         upc = excluded.upc, loose = excluded.loose, cib = excluded.cib, new = excluded.new,
         box_only = excluded.box_only, manual_only = excluded.manual_only, scrape_date = excluded.scrape_date`.execute(trx);
+    onChunk(i + ids.length);
   }
 }

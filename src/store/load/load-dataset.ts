@@ -22,6 +22,7 @@ import { bumpDataVersion } from '../read-cache.js';
 import { ANALYZE_AFTER_ROWS, refreshStatistics } from '../analyze.js';
 import { foldText } from '../search-text.js';
 import { bulkInserter, catalogueBulk, refreshCurrentPrices, type BulkInserter, type Row } from './bulk-insert.js';
+import { sectionFraction, sectionSize, silentProgress, step, type ProgressSink } from './progress.js';
 import {
   boolean,
   canonicalTimestamp,
@@ -69,12 +70,17 @@ export interface LoadResult {
 export interface LoadOptions {
   keyPrefix: string;
   now: number;
-  /** Called every few thousand rows with the section and rows done, for a progress display. */
-  onProgress?: (section: string, rows: number) => void;
+  /**
+   * Told when each section present in the input starts and ends, and every batch (or every
+   * PROGRESS_EVERY rows of a small section) in between, for a progress display.
+   */
+  progress?: ProgressSink;
 }
 
 const SECTIONS = ['accounts', 'keys', 'catalogue', 'prices', 'collection', 'listings', 'offers', 'transactions'] as const;
 const BATCH = 5000;
+/** Small sections are checked row by row (a query each): told every this many rows, not every row. */
+const PROGRESS_EVERY = 1000;
 
 /**
  * Fields the service derives (section 7): a file may carry them, as they are fields of the resource, but
@@ -284,7 +290,17 @@ export async function loadDataset(store: Store, input: DatasetInput, options: Lo
     }
   }
   const nowIso = new Date(options.now).toISOString();
-  const progress = options.onProgress ?? (() => {});
+  const progress = options.progress ?? silentProgress;
+  // Only the sections the input has: an empty display line for every absent section would be noise.
+  const begin = (section: (typeof SECTIONS)[number]) => {
+    if (input[section] !== undefined) progress.start(section, sectionSize(input[section]));
+  };
+  const finish = (section: (typeof SECTIONS)[number], rows: number) => {
+    if (input[section] !== undefined) progress.end(rows);
+  };
+  const tick = (rows: number) => {
+    if (rows % PROGRESS_EVERY === 0) progress.update(rows);
+  };
 
   const result = await withWriteTransaction(store, async (trx) => {
     const out: LoadResult = { accounts: {}, keys: {}, counts: {} };
@@ -304,8 +320,10 @@ export async function loadDataset(store: Store, input: DatasetInput, options: Lo
 
     // Accounts
     let n = 0;
+    begin('accounts');
     for (const raw of rowsOf('accounts', input.accounts)) {
       const row = check('accounts', raw, ++n);
+      tick(n);
       if (accountIds.has(row.ref as string)) throw new DatasetError(`accounts row ${n}: ref '${String(row.ref)}' appears twice`);
       if (row.plan === 'none' && row.planStatus !== undefined) {
         throw new DatasetError(`accounts row ${n}: planStatus must not be given with plan 'none'`);
@@ -329,12 +347,15 @@ export async function loadDataset(store: Store, input: DatasetInput, options: Lo
       out.accounts[row.ref as string] = inserted.id;
     }
     out.counts.accounts = n;
+    finish('accounts', n);
 
     // Keys
     n = 0;
     const keyRefs = new Set<string>();
+    begin('keys');
     for (const raw of rowsOf('keys', input.keys)) {
       const row = check('keys', raw, ++n);
+      tick(n);
       if (keyRefs.has(row.ref as string)) throw new DatasetError(`keys row ${n}: ref '${String(row.ref)}' appears twice`);
       keyRefs.add(row.ref as string);
       const accountId = accountRef('keys', n, 'account', row.account);
@@ -355,6 +376,7 @@ export async function loadDataset(store: Store, input: DatasetInput, options: Lo
       out.keys[row.ref as string] = key;
     }
     out.counts.keys = n;
+    finish('keys', n);
 
     // Catalogue
     const items = await IdSpace.open(trx, 'catalogue_items', 'master_item_id', declaredIds(input.catalogue, 'masterItemId'));
@@ -371,6 +393,7 @@ export async function loadDataset(store: Store, input: DatasetInput, options: Lo
     let batch: Row[] = [];
     let batchFirstRow = 1;
     const catalogue = catalogueBulk(store, bulk);
+    const catalogueFraction = sectionFraction(input.catalogue);
     const flushCatalogue = async () => {
       if (batch.length === 0) return;
       const clash = await items.conflictsWithStore(batch.map((r) => r.master_item_id as number));
@@ -379,10 +402,11 @@ export async function loadDataset(store: Store, input: DatasetInput, options: Lo
         throw new DatasetError(`catalogue row ${batchFirstRow + index}: masterItemId ${String(batch[index]?.master_item_id)} already exists in the store`);
       }
       await catalogue.insert(batch);
-      progress('catalogue', n);
+      progress.update(n, catalogueFraction?.());
       batch = [];
       batchFirstRow = n + 1;
     };
+    begin('catalogue');
     for (const raw of rowsOf('catalogue', input.catalogue)) {
       const row = check('catalogue', raw, ++n);
       const masterItemId = await items.take(row.masterItemId, `catalogue row ${n}`);
@@ -413,12 +437,14 @@ export async function loadDataset(store: Store, input: DatasetInput, options: Lo
     await flushCatalogue();
     catalogue.finish();
     out.counts.catalogue = n;
+    finish('catalogue', n);
 
     // Prices
     n = 0;
     const priced = new Set<number>();
     const seenRecords = new Set<string>();
     batchFirstRow = 1;
+    const pricesFraction = sectionFraction(input.prices);
     const flushPrices = async () => {
       if (batch.length === 0) return;
       const ids = [...new Set(batch.map((r) => r.master_item_id as number))];
@@ -437,10 +463,11 @@ export async function loadDataset(store: Store, input: DatasetInput, options: Lo
       if (dup >= 0) throw new DatasetError(`prices row ${batchFirstRow + dup}: a price record for this masterItemId and scrapeDate already exists`);
       await bulk.insert('price_records', batch);
       for (const i of ids) priced.add(i);
-      progress('prices', n);
+      progress.update(n, pricesFraction?.());
       batch = [];
       batchFirstRow = n + 1;
     };
+    begin('prices');
     for (const raw of rowsOf('prices', input.prices)) {
       const row = check('prices', raw, ++n);
       const scrapeDate = ts(row.scrapeDate);
@@ -461,16 +488,24 @@ export async function loadDataset(store: Store, input: DatasetInput, options: Lo
     }
     await flushPrices();
     seenRecords.clear();
-    await refreshCurrentPrices(trx, [...priced]);
     out.counts.prices = n;
+    finish('prices', n);
+    if (input.prices !== undefined) {
+      // Its own section: on a large load this takes seconds, and a bar left at 100% looks stuck.
+      progress.start('current prices', priced.size);
+      await refreshCurrentPrices(trx, [...priced], (done) => progress.update(done));
+      progress.end(priced.size);
+    }
 
     // Collection, listings, offers, transactions: small sections, checked row by row.
     const collection = await IdSpace.open(trx, 'collection_items', 'id', declaredIds(input.collection, 'id'));
     const collectionOwner = new Map<number, number>();
     n = 0;
     const collectionRows: Row[] = [];
+    begin('collection');
     for (const raw of rowsOf('collection', input.collection)) {
       const row = check('collection', raw, ++n);
+      tick(n);
       const where = `collection row ${n}`;
       const accountId = accountRef('collection', n, 'account', row.account);
       await requireItem(row.masterItemId as number, where);
@@ -492,14 +527,17 @@ export async function loadDataset(store: Store, input: DatasetInput, options: Lo
     }
     await bulk.insert('collection_items', collectionRows);
     out.counts.collection = n;
+    finish('collection', n);
 
     const listings = await IdSpace.open(trx, 'listings', 'id', declaredIds(input.listings, 'id'));
     const listingOwner = new Map<number, number>();
     const tokens = new Set<string>();
     n = 0;
     const listingRows: Row[] = [];
+    begin('listings');
     for (const raw of rowsOf('listings', input.listings)) {
       const row = check('listings', raw, ++n);
+      tick(n);
       const where = `listings row ${n}`;
       const accountId = accountRef('listings', n, 'account', row.account);
       await requireItem(row.masterItemId as number, where);
@@ -528,6 +566,7 @@ export async function loadDataset(store: Store, input: DatasetInput, options: Lo
     }
     await bulk.insert('listings', listingRows);
     out.counts.listings = n;
+    finish('listings', n);
 
     const ownerOf = async (map: Map<number, number>, table: 'listings' | 'collection_items', rowId: number): Promise<number | undefined> => {
       const inFile = map.get(rowId);
@@ -539,8 +578,10 @@ export async function loadDataset(store: Store, input: DatasetInput, options: Lo
     const offers = await IdSpace.open(trx, 'offers', 'id', declaredIds(input.offers, 'id'));
     n = 0;
     const offerRows: Row[] = [];
+    begin('offers');
     for (const raw of rowsOf('offers', input.offers)) {
       const row = check('offers', raw, ++n);
+      tick(n);
       const where = `offers row ${n}`;
       const accountId = accountRef('offers', n, 'account', row.account);
       const seller = await ownerOf(listingOwner, 'listings', row.listingId as number);
@@ -567,12 +608,15 @@ export async function loadDataset(store: Store, input: DatasetInput, options: Lo
     }
     await bulk.insert('offers', offerRows);
     out.counts.offers = n;
+    finish('offers', n);
 
     const transactions = await IdSpace.open(trx, 'transactions', 'id', declaredIds(input.transactions, 'id'));
     n = 0;
     const transactionRows: Row[] = [];
+    begin('transactions');
     for (const raw of rowsOf('transactions', input.transactions)) {
       const row = check('transactions', raw, ++n);
+      tick(n);
       const where = `transactions row ${n}`;
       const buyer = accountRef('transactions', n, 'buyer', row.buyer);
       const seller = accountRef('transactions', n, 'seller', row.seller);
@@ -599,11 +643,12 @@ export async function loadDataset(store: Store, input: DatasetInput, options: Lo
     }
     await bulk.insert('transactions', transactionRows);
     out.counts.transactions = n;
+    finish('transactions', n);
     await bumpDataVersion(trx);
     return out;
   });
   if ((result.counts.catalogue ?? 0) + (result.counts.prices ?? 0) + (result.counts.collection ?? 0) >= ANALYZE_AFTER_ROWS) {
-    await refreshStatistics(store);
+    await step(progress, 'statistics', () => refreshStatistics(store));
   }
   return result;
 }

@@ -1,9 +1,10 @@
 import { createReadStream } from 'node:fs';
-import { access } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { Command } from 'commander';
 import { InputError } from '../../../admin/input-error.js';
 import { importPrices } from '../../../admin/price-import.service.js';
-import { endProgress, print, printJson, progressReporter, withStore } from '../../context.js';
+import { print, printJson, withStore } from '../../context.js';
+import { withProgress } from '../../progress.js';
 
 export function importPricesCommand(): Command {
   return new Command('prices')
@@ -11,15 +12,17 @@ export function importPricesCommand(): Command {
     .argument('<file>', 'CSV file')
     .option('--json', 'print { "rows": N, "items": N } as JSON')
     .action(async (file: string, options: { json?: boolean }) => {
+      let size: number;
       try {
-        await access(file);
+        size = (await stat(file)).size;
       } catch (error) {
         throw new InputError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
       }
       await withStore(async ({ store }) => {
-        const progress = progressReporter();
-        const result = await importPrices(store, createReadStream(file), (rows) => progress('prices', rows));
-        endProgress();
+        // The row count is unknown until the end; the file's size against the bytes read says how far it is.
+        const result = await withProgress({ label: 'import', quiet: options.json === true }, (progress) =>
+          importPrices(store, createReadStream(file), { progress, size }),
+        );
         if (options.json) return printJson(result);
         print(`Imported ${result.rows} price rows for ${result.items} items.`);
       });
