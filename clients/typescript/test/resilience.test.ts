@@ -66,6 +66,15 @@ describe('retries against a server whose Redis goes away', () => {
     assert.ok(retries.every((e) => e.waitSeconds >= 1), 'waits what Retry-After says');
   });
 
+  test("the caller's AbortSignal cuts short the wait before a retry", async () => {
+    // Redis is still down from the previous test.
+    const { attempts, fetch } = recordingFetch();
+    const controller = new AbortController();
+    const client = createShelfClient({ baseUrl: live.origin, apiKey: live.keys.main!, maxRetries: 5, fetch, onRetry: () => controller.abort() });
+    await assert.rejects(client.get('/catalogue/{id}', { path: { id: 1 }, signal: controller.signal }), { name: 'AbortError' });
+    assert.deepEqual(attempts.map((a) => a.status), [503]);
+  });
+
   test('a 503 is retried until Redis is back, then the request succeeds', async () => {
     // Redis is still down from the previous test; it comes back while the client is waiting to retry.
     let restarted: Promise<void> | undefined;
