@@ -98,13 +98,13 @@ function toApiError(error: unknown, request: FastifyRequest, metrics: Metrics): 
   if (error instanceof MeterUnavailableError || isStoreUnavailable(error)) {
     metrics.storeErrors.inc({ kind: 'unavailable' });
     if (error instanceof MeterUnavailableError) metrics.outcome('unavailable');
-    request.log.warn({ err: error, reqId: request.id }, 'store or meter unavailable');
+    request.log.warn({ err: error }, 'store or meter unavailable');
     return new ApiError('service_unavailable', 'The service is temporarily unavailable; retry shortly.', {
       'retry-after': RETRY_AFTER_UNAVAILABLE_S,
     });
   }
   metrics.storeErrors.inc({ kind: 'unexpected' });
-  request.log.error({ err: error, reqId: request.id }, 'unexpected error');
+  request.log.error({ err: error }, 'unexpected error');
   return new ApiError('server_error', 'An unexpected error occurred.');
 }
 
@@ -287,7 +287,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       }
     } catch (refundError) {
       // The count stays: a request is over-counted at worst, never lost.
-      request.log.warn({ err: refundError, reqId: request.id }, 'could not give back a counted request');
+      request.log.warn({ err: refundError }, 'could not give back a counted request');
     }
   }
 
@@ -324,7 +324,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     metrics.duration.observe({ route }, reply.elapsedTime / 1000);
     request.log.info(
       {
-        reqId: request.id,
         method: request.method,
         url: scrub(request.url),
         route: request.routeOptions.url ?? null,
