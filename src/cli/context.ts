@@ -15,7 +15,8 @@ export interface CommandContext {
 /** Opens the configured store (migrated), runs the work, and always closes the store. */
 export async function withStore<T>(work: (ctx: CommandContext) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const store = openStore(config.database);
+  // No per-query timeout: a command's bulk statements may run for seconds on a large store.
+  const store = openStore(config.database, { queryTimeoutMs: null });
   try {
     await migrateToLatest(store);
     return await work({ config, store, now: systemClock.now() });

@@ -80,7 +80,18 @@ function withStatementCache(sqlite: SqliteDatabase.Database): { prepare(sql: str
   };
 }
 
-export function openStore(config: DatabaseConfig): Store {
+export interface StoreOptions {
+  /**
+   * How long one PostgreSQL query may take before the store counts as unreachable. Serving requests: 1.5 s,
+   * so a request answers 503 within 2 seconds when PostgreSQL is away. Operator commands (load, seed, import)
+   * pass `null`: their bulk statements on a million rows take longer, and an operator waits for them.
+   */
+  queryTimeoutMs?: number | null;
+}
+
+const REQUEST_QUERY_TIMEOUT_MS = 1500;
+
+export function openStore(config: DatabaseConfig, options: StoreOptions = {}): Store {
   if (config.dialect === 'sqlite') {
     const sqlite = openSqliteConnection(config.path);
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
@@ -98,7 +109,7 @@ export function openStore(config: DatabaseConfig): Store {
     max: POSTGRES_POOL_SIZE,
     // Fail fast when PostgreSQL is away so requests answer 503 within 2 seconds instead of hanging.
     connectionTimeoutMillis: 1500,
-    query_timeout: 1500,
+    ...(options.queryTimeoutMs === null ? {} : { query_timeout: options.queryTimeoutMs ?? REQUEST_QUERY_TIMEOUT_MS }),
     // Keep connections open while idle: a burst must not pay for reconnecting (warmPool opens them).
     idleTimeoutMillis: 0,
   });

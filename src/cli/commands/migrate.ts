@@ -10,7 +10,7 @@ export function migrateCommand(): Command {
     .action(async (options: { json?: boolean }) => {
       // Not withStore: it migrates before the work, so this command would always find nothing to apply
       // and report an empty list even on a new store.
-      const store = openStore(loadConfig().database);
+      const store = openStore(loadConfig().database, { queryTimeoutMs: null });
       try {
         const applied = await migrateToLatest(store);
         if (options.json) printJson({ applied });
