@@ -30,6 +30,7 @@ import { registerRoutes } from './routes/index.js';
 import { isStoreUnavailable } from './store-errors.js';
 import { hotQueries, type HotQueries } from '../store/hot-queries.js';
 import { ReadCache } from '../store/read-cache.js';
+import { noScanLimit, ScanLimiter, StoreBusyError, type ScanRunner } from '../store/scan-limiter.js';
 import { Metrics } from '../observability/metrics.js';
 
 export interface AppDeps {
@@ -50,6 +51,8 @@ export interface RouteDeps extends AppDeps {
   queries: HotQueries;
   /** Totals and collection values, kept while the data version is unchanged. */
   cache: ReadCache;
+  /** Runs list scans a few at a time on PostgreSQL (scan-limiter.ts). */
+  scans: ScanRunner;
 }
 
 /** What a route declares about itself to the pipeline. */
@@ -83,6 +86,10 @@ export const API_PREFIX = '/developer/v1';
 export const ALLOW = 'GET, HEAD, OPTIONS';
 const ACCEPTED_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const RETRY_AFTER_UNAVAILABLE_S = 1;
+/** List scans running at once per server on PostgreSQL; the rest of the pool stays free for lookups. */
+const POSTGRES_SCAN_SLOTS = 2;
+/** A list request waits this long for a scan slot, then answers 503: within the contract's 2 seconds. */
+const SCAN_WAIT_MS = 1500;
 
 export type App = FastifyInstance<
   import('node:http').Server,
@@ -95,7 +102,7 @@ export type App = FastifyInstance<
 /** The contract's error for anything thrown while answering: 503 for an unreachable store or meter. */
 function toApiError(error: unknown, request: FastifyRequest, metrics: Metrics): ApiError {
   if (error instanceof ApiError) return error;
-  if (error instanceof MeterUnavailableError || isStoreUnavailable(error)) {
+  if (error instanceof MeterUnavailableError || error instanceof StoreBusyError || isStoreUnavailable(error)) {
     metrics.storeErrors.inc({ kind: 'unavailable' });
     if (error instanceof MeterUnavailableError) metrics.outcome('unavailable');
     request.log.warn({ err: error }, 'store or meter unavailable');
@@ -338,6 +345,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   await registerOpenApi(app);
   await registerReferencePage(app);
-  await app.register(async (api) => registerRoutes(api as unknown as App, { ...deps, queries, cache: new ReadCache(queries.dataVersion) }), { prefix: API_PREFIX });
+  const scans = store.dialect === 'postgres' ? new ScanLimiter(POSTGRES_SCAN_SLOTS, SCAN_WAIT_MS) : noScanLimit;
+  await app.register(
+    async (api) => registerRoutes(api as unknown as App, { ...deps, queries, cache: new ReadCache(queries.dataVersion), scans }),
+    { prefix: API_PREFIX },
+  );
   return app;
 }

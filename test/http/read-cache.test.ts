@@ -91,3 +91,22 @@ describe('one computation per total, however many ask at once', () => {
     assert.equal(await cache.get('total', async () => 44), 43);
   });
 });
+
+describe('many first requests for the same totals at once', () => {
+  it('all answer 200 with the same exact total', async () => {
+    const ctx = await createTestContext({ env: { PLAN_LIMITS: '{"enthusiast":{"perMinute":100000}}' } });
+    try {
+      const urls = [`${V1}/catalogue?search=pok`, `${V1}/prices?platform=nintendo%2064`, `${V1}/collection/value`];
+      const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => ctx.get(urls[i % urls.length]!)));
+      for (const [i, res] of answers.entries()) assert.equal(res.statusCode, 200, `${urls[i % urls.length]}: ${res.body}`);
+      for (const url of urls) {
+        const bodies = new Set(answers.filter((_, i) => urls[i % urls.length] === url).map((res) => res.body));
+        assert.equal(bodies.size, 1, `${url} answered differently under concurrency`);
+      }
+      const catalogueTotal = (JSON.parse(answers[0]!.body) as { pagination: { total: number } }).pagination.total;
+      assert.equal(catalogueTotal, 2, 'Pokémon Snap and Pokemon Stadium');
+    } finally {
+      await ctx.close();
+    }
+  });
+});

@@ -34,7 +34,9 @@ export function registerCatalogueRoutes(app: App, deps: RouteDeps): void {
     response: listOf(CatalogueItemSchema),
     handler: async (request) => {
       const { limit = 50, offset = 0, ...filters } = request.query;
-      return listCatalogue(deps.store.db, deps.store.dialect, filters, { limit, offset }, (key, count) => deps.cache.get(key, count));
+      return deps.scans.run(() =>
+        listCatalogue(deps.store.db, deps.store.dialect, filters, { limit, offset }, (key, count) => deps.cache.get(key, count)),
+      );
     },
   });
 

@@ -35,7 +35,7 @@ export function registerCollectionRoutes(app: App, deps: RouteDeps): void {
     response: dataOf(CollectionValueSchema),
     handler: async (request) => {
       const accountId = request.principal!.accountId;
-      return { data: await deps.cache.get(`value\u0000${accountId}`, () => collectionValue(deps.store.db, accountId)) };
+      return { data: await deps.cache.get(`value\u0000${accountId}`, () => deps.scans.run(() => collectionValue(deps.store.db, accountId))) };
     },
   });
 

@@ -61,7 +61,9 @@ export function registerPriceRoutes(app: App, deps: RouteDeps): void {
     response: listOf(PriceRowSchema),
     handler: async (request) => {
       const { limit = 50, offset = 0, ...filters } = request.query;
-      return listPrices(deps.store.db, deps.store.dialect, filters, { limit, offset }, (key, count) => deps.cache.get(key, count));
+      return deps.scans.run(() =>
+        listPrices(deps.store.db, deps.store.dialect, filters, { limit, offset }, (key, count) => deps.cache.get(key, count)),
+      );
     },
   });
 
