@@ -45,15 +45,20 @@ describe('a server on SQLite, run as operators run it', () => {
   });
 
   test('/metrics on OPS_PORT: requests by route and status, metering outcomes, event-loop delay, memory', async () => {
-    await fetch(`${server.base}/catalogue/1`, { headers: { 'x-api-key': key } });
+    const first = await fetch(`${server.base}/catalogue/1`, { headers: { 'x-api-key': key } });
     await fetch(`${server.base}/catalogue/abc`, { headers: { 'x-api-key': key } });
+    const etag = first.headers.get('etag') ?? '';
+    const revalidated = await fetch(`${server.base}/catalogue/1`, { headers: { 'x-api-key': key, 'if-none-match': etag } });
+    assert.equal(revalidated.status, 304);
     const res = await fetch(`http://127.0.0.1:${server.opsPort}/metrics`);
     assert.equal(res.status, 200);
     const text = await res.text();
     assert.match(text, /shelfapi_http_requests_total\{route="\/developer\/v1\/catalogue\/:id",method="GET",status="200"\} 1/);
     assert.match(text, /shelfapi_http_requests_total\{route="\/developer\/v1\/catalogue\/:id",method="GET",status="400"\} 1/);
-    assert.match(text, /shelfapi_meter_outcomes_total\{outcome="counted"\} 1/);
-    assert.match(text, /shelfapi_http_request_duration_seconds_bucket/);
+    assert.match(text, /shelfapi_http_requests_total\{route="\/developer\/v1\/catalogue\/:id",method="GET",status="304"\} 1/);
+    assert.match(text, /shelfapi_meter_outcomes_total\{outcome="counted"\} 2/);
+    assert.match(text, /shelfapi_meter_outcomes_total\{outcome="not_modified"\} 1/);
+    assert.match(text, /shelfapi_http_request_duration_seconds_bucket\{le="0.005",route="\/developer\/v1\/catalogue\/:id"\}/);
     assert.match(text, /nodejs_eventloop_lag_p99_seconds/);
     assert.match(text, /process_resident_memory_bytes/);
     assert.doesNotMatch(text, new RegExp(key));
