@@ -9,9 +9,8 @@ import type { Scope } from '../../domain/scopes.js';
 import type { App } from '../app.js';
 import { ALLOW } from '../app.js';
 import type { ErrorCode } from '../errors.js';
-import { errorResponses, NoQuery } from '../schemas.js';
+import { ConditionalHeaders, errorResponses, NoQuery } from '../schemas.js';
 import { notModifiedResponse, successResponseHeaders } from '../response-headers.js';
-import { ConditionalHeaders } from '../schemas.js';
 
 export interface RouteSpec<Q extends TObject, P extends TObject, R extends TSchema> {
   path: string;

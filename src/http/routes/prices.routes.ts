@@ -85,14 +85,13 @@ export function registerPriceRoutes(app: App, deps: RouteDeps): void {
       reply
         .type('text/csv; charset=utf-8')
         .header('content-disposition', 'attachment; filename="prices.csv"');
-      // HEAD must carry the GET's headers (decisions.md section 1). The GET streams, with no length known up
-      // front; sending '' here made Fastify announce `content-length: 0`, i.e. an empty file. An empty stream
-      // leaves the length unannounced, as on the GET, and runs no export query.
       const filters: PriceFilters = request.query;
       // The tag is known before the first byte: the data version and the filters decide the file.
       const etag = exportEtag(await deps.queries.dataVersion(), filters);
       reply.header('etag', etag);
-      // HEAD, and a request answered 304 (by the app's onSend hook), run no export query.
+      // HEAD, and a request the app's onSend hook will answer 304, run no export query. HEAD must carry the
+      // GET's headers (decisions.md section 1): the GET streams with no length known up front, and sending ''
+      // made Fastify announce `content-length: 0`, i.e. an empty file; an empty stream leaves it unannounced.
       if (request.method === 'HEAD' || ifNoneMatchMatches(request.headers['if-none-match'], etag)) return reply.send(Readable.from([]));
       const stream = Readable.from(csvChunks(exportPriceBatches(deps.store, filters)), { objectMode: false, highWaterMark: EXPORT_BUFFER_BYTES });
       return reply.send(stream);

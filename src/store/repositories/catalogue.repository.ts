@@ -94,25 +94,25 @@ export async function listCatalogue(
   page: PageRequest,
   countTotal: CountTotal = countDirectly,
 ): Promise<Page<CatalogueItem>> {
-  const where = (useTrigramIndex: boolean) => {
+  const where = (f: ItemFilters, useTrigramIndex = true) => {
     let query = db.selectFrom('catalogue_items as c');
-    for (const condition of itemFilterConditions(filters, dialect, useTrigramIndex)) query = query.where(condition);
+    for (const condition of itemFilterConditions(f, dialect, useTrigramIndex)) query = query.where(condition);
     return query;
   };
-  const count = (filtersKey: ItemFilters, query: ReturnType<typeof where>) =>
-    countTotal(filterKey('catalogue', filtersKey), async () =>
-      Number((await query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow()).total),
+  const count = (f: ItemFilters) =>
+    countTotal(filterKey('catalogue', f), async () =>
+      Number((await where(f).select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow()).total),
     );
-  const base = where(true);
   const pageOf = (query: ReturnType<typeof where>) =>
     query.select(catalogueColumns).orderBy('c.master_item_id').limit(page.limit).offset(page.offset).execute();
   if (dialect === 'sqlite' && filters.search !== undefined) {
-    const total = await count(filters, base);
-    const published = await count({}, db.selectFrom('catalogue_items as c').where(sql<boolean>`c.status = 'PUBLISHED'`));
-    const rows = await pageOf(pageByScan(page, total, published) ? where(false) : base);
+    const total = await count(filters);
+    // The unfiltered total is the /catalogue total, cached under the same key.
+    const published = await count({});
+    const rows = await pageOf(where(filters, !pageByScan(page, total, published)));
     return toPage(rows, total, page);
   }
-  const [rows, total] = await Promise.all([pageOf(base), count(filters, base)]);
+  const [rows, total] = await Promise.all([pageOf(where(filters)), count(filters)]);
   return toPage(rows, total, page);
 }
 
