@@ -23,6 +23,7 @@ import { migrateToLatest, openStore, type Store } from '../../src/store/database
 import { loadDataset, type LoadResult } from '../../src/store/load/load-dataset.js';
 import { FIXTURE_NOW, fixture } from './fixture.js';
 import { assertNoKeysLogged, LogCapture } from './log-capture.js';
+import { KEY_PATTERN } from '../../src/keys/api-key.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
 export const TEST_STORE: StoreKind = process.env.TEST_STORE === 'postgres' ? 'postgres' : 'sqlite';
@@ -142,7 +143,7 @@ export async function createTestContext(options: ContextOptions = {}): Promise<T
     logs,
     get(url, key = 'alice', opts = {}) {
       const headers: Record<string, string> = { ...opts.headers };
-      for (const text of [url, ...Object.values(headers)]) for (const found of text.match(/[a-z][a-z0-9]{1,15}_live_[0-9A-Za-z]{20,}/g) ?? []) presented.add(found);
+      for (const text of [url, ...Object.values(headers)]) for (const found of text.match(KEY_PATTERN) ?? []) presented.add(found);
       if (key !== null) {
         const full = loaded.keys[key];
         if (full === undefined) throw new Error(`no fixture key ${key}`);
