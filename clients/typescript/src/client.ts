@@ -14,6 +14,18 @@ import {
   type ShelfPaths,
 } from './types.js';
 
+/** A 2xx without the body the API always sends with it (a proxy in the way, say). */
+function withoutBody(response: Response): ShelfApiError {
+  return new ShelfApiError({
+    status: response.status,
+    code: 'unexpected_response',
+    message: `HTTP ${response.status} without a body`,
+    requestId: response.headers.get('x-request-id'),
+    retryAfterSeconds: null,
+    url: response.url,
+  });
+}
+
 export interface ShelfClientOptions {
   /** The server, e.g. `http://127.0.0.1:8080`; a trailing `/developer/v1` is accepted too. */
   baseUrl: string;
@@ -113,14 +125,7 @@ export function createShelfClient(options: ShelfClientOptions): ShelfClient {
     const { data, response } = await looseGet(path, { params, ...(signal ? { signal } : {}) });
     // `errors` has thrown for every non-2xx; a 2xx without a body is not something the API sends.
     if (data === undefined) {
-      throw new ShelfApiError({
-        status: response.status,
-        code: 'unexpected_response',
-        message: `HTTP ${response.status} without a body`,
-        requestId: response.headers.get('x-request-id'),
-        retryAfterSeconds: null,
-        url: response.url,
-      });
+      throw withoutBody(response);
     }
     return data;
   }
@@ -159,14 +164,7 @@ export function createShelfClient(options: ShelfClientOptions): ShelfClient {
         ...(options?.signal ? { signal: options.signal } : {}),
       });
       if (!(data instanceof ReadableStream)) {
-        throw new ShelfApiError({
-          status: response.status,
-          code: 'unexpected_response',
-          message: `HTTP ${response.status} without a body`,
-          requestId: response.headers.get('x-request-id'),
-          retryAfterSeconds: null,
-          url: response.url,
-        });
+        throw withoutBody(response);
       }
       return data as ReadableStream<Uint8Array>;
     },
