@@ -5,18 +5,20 @@
  * the same generated catalogue (BENCH_ITEMS, default 1,000,000 items), drives each with wrk (Debian's package,
  * installed when missing) at 50 connections with random ids and random keys over many accounts, and prints
  * requests per second, p50 and p99 and the ratio to (a). Then streams the whole CSV export from each store
- * while other requests are served, and reports rows per second, the server's peak RSS and its event-loop
- * delay. Results go to bench/results/*.json and a table to docs/performance.md.
+ * while other requests are served (from the store, then from the price guide file each server writes, then
+ * filtered by a platform), and reports rows per second, the server's peak RSS and its event-loop delay.
+ * Results go to bench/results/*.json and a table to docs/performance.md.
  *
  * Data is generated once per size and kept under bench/.data (SQLite) and in the database
  * shelfapi_bench_<items> (PostgreSQL); delete them to start over.
  */
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -24,6 +26,10 @@ const DATA = join(ROOT, 'bench', '.data');
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 1_000_000);
 const DURATION = process.env.BENCH_DURATION ?? '10s';
 const WARMUP = process.env.BENCH_WARMUP ?? '3s';
+/** `search`: only the data-drawn search and mixed scenarios (no baseline, export or docs update). */
+const ONLY = process.env.BENCH_ONLY ?? '';
+/** Comma-separated stores to run (sqlite, postgres); both by default. */
+const STORES = (process.env.BENCH_STORES ?? 'sqlite,postgres').split(',');
 const CONNECTIONS = 50;
 const BENCH_ACCOUNTS = 200;
 const PG_ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -156,17 +162,37 @@ async function startBaseline(): Promise<Target> {
   return { name: 'baseline', base: `http://127.0.0.1:${port}`, opsBase: null, child };
 }
 
-function wrk(base: string, paths: string[], keysFile: string | null, duration: string, connections = CONNECTIONS): WrkResult {
-  const out = execFileSync(
-    'wrk',
-    ['-t1', `-c${connections}`, `-d${duration}`, '--timeout', '5s', '-s', join(ROOT, 'bench', 'wrk-random.lua'), base],
-    {
-      env: { ...process.env, PATHS: paths.join('|'), IDS: String(ITEMS), ...(keysFile ? { KEYS_FILE: keysFile } : {}) },
-      encoding: 'utf8',
+/** Paths for wrk: a list, or a file of one path a line (lists too long for an environment variable). */
+type Paths = string[] | { file: string };
+
+function wrkArgs(base: string, paths: Paths, keysFile: string | null, duration: string, connections: number) {
+  return {
+    args: ['-t1', `-c${connections}`, `-d${duration}`, '--timeout', '5s', '-s', join(ROOT, 'bench', 'wrk-random.lua'), base],
+    env: {
+      ...process.env,
+      ...(Array.isArray(paths) ? { PATHS: paths.join('|') } : { PATHS_FILE: paths.file }),
+      IDS: String(ITEMS),
+      ...(keysFile ? { KEYS_FILE: keysFile } : {}),
     },
-  );
+  };
+}
+
+function parseWrk(out: string): WrkResult {
   const line = out.trim().split('\n').at(-1)!;
   return JSON.parse(line) as WrkResult;
+}
+
+function wrk(base: string, paths: Paths, keysFile: string | null, duration: string, connections = CONNECTIONS): WrkResult {
+  const { args, env } = wrkArgs(base, paths, keysFile, duration, connections);
+  return parseWrk(execFileSync('wrk', args, { env, encoding: 'utf8' }));
+}
+
+/** wrk without blocking: several run side by side against one server (the mixed scenario). */
+function wrkAsync(base: string, paths: Paths, keysFile: string | null, duration: string, connections: number): Promise<WrkResult> {
+  const { args, env } = wrkArgs(base, paths, keysFile, duration, connections);
+  return new Promise((resolve, reject) => {
+    execFile('wrk', args, { env, encoding: 'utf8' }, (error, stdout) => (error ? reject(error) : resolve(parseWrk(stdout))));
+  });
 }
 
 interface Scenario {
@@ -195,6 +221,246 @@ const LATENCY_SCENARIOS: Scenario[] = [
   { name: 'GET /catalogue/:id', paths: [`${V1}/catalogue/{id}`], keys: 'bench' },
 ];
 
+// ---------------------------------------------------------------------------------------------------
+// Searches drawn from the data (issue 12, item 6)
+
+/** Names read to draw terms from, and the searches made of them. */
+const DRAWN_NAMES = 3000;
+const DRAWN_SEARCHES = 3000;
+const MAX_DRAWN_OFFSET = 2000;
+
+/** A seeded generator (mulberry32): every run draws the same searches from the same data. */
+function seeded(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+async function readNames(store: string, databaseUrl: string, ids: number[]): Promise<string[]> {
+  const sqlText = `select name from catalogue_items where status = 'PUBLISHED' and master_item_id in (${ids.join(',')})`;
+  if (store === 'sqlite') {
+    const db = new SqliteDatabase(databaseUrl, { readonly: true });
+    try {
+      return db.prepare(sqlText).pluck().all() as string[];
+    } finally {
+      db.close();
+    }
+  }
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    return (await client.query<{ name: string }>(sqlText)).rows.map((r) => r.name);
+  } finally {
+    await client.end();
+  }
+}
+
+interface DrawnSearches {
+  /** Request paths, one per search (80% /catalogue, 20% /prices). */
+  paths: string[];
+  distinctTerms: number;
+  twoCharacterTerms: number;
+}
+
+/**
+ * Searches made of the catalogue's own names: whole words and two-character pieces of words, one to three
+ * terms each, offsets up to 2,000 on a third of them, so that common, rare and short terms all come up
+ * in the proportions the data has.
+ */
+async function drawSearches(store: string, databaseUrl: string): Promise<DrawnSearches> {
+  const rnd = seeded(12);
+  const ids = Array.from({ length: DRAWN_NAMES }, () => 1 + Math.floor(rnd() * ITEMS));
+  const words = (await readNames(store, databaseUrl, ids)).flatMap((name) => name.split(/\s+/u)).filter((w) => w.length >= 2);
+  if (words.length === 0) throw new Error('no names to draw searches from');
+  // Half the words as often as the names use them (common terms come up often), half uniformly over the
+  // distinct words (rare ones come up too).
+  const distinctWords = [...new Set(words)];
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)]!;
+  const terms = new Set<string>();
+  let twoCharacterTerms = 0;
+  const term = () => {
+    const word = pick(rnd() < 0.5 ? words : distinctWords);
+    if (rnd() < 0.25) {
+      const at = Math.floor(rnd() * (word.length - 1));
+      twoCharacterTerms++;
+      return word.slice(at, at + 2);
+    }
+    return word;
+  };
+  const paths = Array.from({ length: DRAWN_SEARCHES }, () => {
+    const roll = rnd();
+    const count = roll < 0.5 ? 1 : roll < 0.85 ? 2 : 3;
+    const chosen = Array.from({ length: count }, term);
+    for (const t of chosen) terms.add(t.toLowerCase());
+    const offset = rnd() < 0.33 ? `&offset=${Math.floor(rnd() * (MAX_DRAWN_OFFSET + 1))}` : '';
+    const list = rnd() < 0.8 ? 'catalogue' : 'prices';
+    return `${V1}/${list}?search=${encodeURIComponent(chosen.join(' '))}${offset}`;
+  });
+  if (terms.size < 1000) throw new Error(`only ${terms.size} distinct terms drawn; the workload wants at least 1,000`);
+  return { paths, distinctTerms: terms.size, twoCharacterTerms };
+}
+
+interface Percentiles {
+  requests: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  non2xx: number;
+}
+
+/** Each distinct path once, one at a time, timed one by one: per request latency with nothing queued. */
+async function eachOnce(base: string, paths: readonly string[], key: string): Promise<Percentiles> {
+  const times: number[] = [];
+  let non2xx = 0;
+  for (const path of new Set(paths)) {
+    const started = performance.now();
+    const res = await fetch(`${base}${path}`, { headers: { 'x-api-key': key } });
+    await res.arrayBuffer();
+    times.push(performance.now() - started);
+    if (res.status < 200 || res.status > 299) non2xx++;
+  }
+  times.sort((a, b) => a - b);
+  const at = (q: number) => Math.round((times[Math.min(times.length - 1, Math.floor(times.length * q))] ?? 0) * 100) / 100;
+  return { requests: times.length, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: Math.round((times.at(-1) ?? 0) * 100) / 100, non2xx };
+}
+
+interface SearchIndexMemory {
+  items: number;
+  bytes: number;
+}
+
+async function searchIndexGauges(opsBase: string): Promise<SearchIndexMemory & { ready: boolean }> {
+  const text = await (await fetch(`${opsBase}/metrics`)).text();
+  const gauge = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return { items: gauge('shelfapi_search_index_items'), bytes: gauge('shelfapi_search_index_bytes'), ready: gauge('shelfapi_search_index_ready') === 1 };
+}
+
+/**
+ * Waits until the server's search index is built (a server starts serving after 8 s even when it is not,
+ * and the store answers searches meanwhile); returns the index's size and the seconds since `since`.
+ */
+async function searchIndexReady(target: Target, since: number): Promise<SearchIndexMemory & { readySeconds: number }> {
+  const deadline = Date.now() + 300_000;
+  for (;;) {
+    const gauges = await searchIndexGauges(target.opsBase!);
+    if (gauges.ready) return { items: gauges.items, bytes: gauges.bytes, readySeconds: Math.round((Date.now() - since) / 100) / 10 };
+    if (Date.now() > deadline) throw new Error(`${target.name}: the search index was not built within 5 minutes`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+interface MixedKind {
+  kind: string;
+  connections: number;
+  paths: Paths;
+  keys: 'bench' | 'collector';
+}
+
+/** Item and price GETs with searches and list pages beside them, each kind its own wrk, all at once. */
+function mixedKinds(searchFile: string): MixedKind[] {
+  return [
+    { kind: 'GET /catalogue/:id', connections: 20, paths: [`${V1}/catalogue/{id}`], keys: 'bench' },
+    { kind: 'GET /prices/:id', connections: 10, paths: [`${V1}/prices/{id}`], keys: 'bench' },
+    { kind: 'search (data-drawn)', connections: 15, paths: { file: searchFile }, keys: 'bench' },
+    {
+      kind: 'list pages (platform)',
+      connections: 5,
+      paths: PLATFORMS.flatMap((p) => [`${V1}/catalogue?platform=${p}`, `${V1}/prices?platform=${p}`]),
+      keys: 'bench',
+    },
+  ];
+}
+
+interface SearchRun {
+  target: string;
+  distinctTerms: number;
+  twoCharacterTerms: number;
+  searches: number;
+  index: SearchIndexMemory & { readySeconds: number };
+  firstRequestsAfterStart: Percentiles;
+  eachOnceWarm: Percentiles;
+  cold: WrkResult;
+  warm: WrkResult;
+  mixed: Array<{ kind: string; connections: number; result: WrkResult }>;
+}
+
+/**
+ * The data-drawn search workload on one store: a fresh process answers every distinct search once (the
+ * first request of each after start), then wrk at 50 connections right after a restart (cold) and again
+ * (warm), every search once more one at a time (warm), and the mixed scenario.
+ */
+async function runSearches(store: string, databaseUrl: string, start: () => Promise<Target>, keyFiles: Record<'bench' | 'collector', string>, key: string): Promise<SearchRun> {
+  const drawn = await drawSearches(store, databaseUrl);
+  const searchFile = join(DATA, `${store}-drawn-searches.txt`);
+  writeFileSync(searchFile, `${drawn.paths.join('\n')}\n`);
+  log(`${store}: ${drawn.paths.length} data-drawn searches, ${drawn.distinctTerms} distinct terms (${drawn.twoCharacterTerms} two-character)`);
+  const stop = async (target: Target) => {
+    target.child.kill('SIGTERM');
+    await new Promise((r) => target.child.once('exit', r));
+  };
+
+  let started = Date.now();
+  let target = await start();
+  const index = await searchIndexReady(target, started);
+  log(`${target.name}: search index ${index.items} items, ${(index.bytes / 2 ** 20).toFixed(1)} MiB, ready ${index.readySeconds} s after the process started; each search once`);
+  const firstRequestsAfterStart = await eachOnce(target.base, drawn.paths, key);
+  await stop(target);
+
+  started = Date.now();
+  target = await start();
+  await searchIndexReady(target, started);
+  log(`${target.name}: data-drawn searches at ${CONNECTIONS} connections, cold (fresh process) then warm`);
+  const cold = wrk(target.base, { file: searchFile }, keyFiles.bench, DURATION);
+  const warm = wrk(target.base, { file: searchFile }, keyFiles.bench, DURATION);
+  const eachOnceWarm = await eachOnce(target.base, drawn.paths, key);
+
+  log(`${target.name}: mixed scenario (items, prices, searches, list pages at once)`);
+  const kinds = mixedKinds(searchFile);
+  const results = await Promise.all(kinds.map((k) => wrkAsync(target.base, k.paths, keyFiles[k.keys], DURATION, k.connections)));
+  await stop(target);
+  return {
+    target: target.name,
+    distinctTerms: drawn.distinctTerms,
+    twoCharacterTerms: drawn.twoCharacterTerms,
+    searches: drawn.paths.length,
+    index,
+    firstRequestsAfterStart,
+    eachOnceWarm,
+    cold,
+    warm,
+    mixed: kinds.map((k, i) => ({ kind: k.kind, connections: k.connections, result: results[i]! })),
+  };
+}
+
+function searchTables(runs: readonly SearchRun[]): string {
+  const ms = (us: number) => (us / 1000).toFixed(2);
+  return [
+    'Searches drawn from the data (one- to three-term searches of words and two-character pieces of item names, offsets up to 2,000; 80% /catalogue, 20% /prices):',
+    '',
+    '| target | searches (distinct terms, two-character) | index items | index MiB | index ready after start s | each once after start p50 / p99 / max ms | each once warm p50 / p99 / max ms | 50 conn. cold req/s, p99 ms | 50 conn. warm req/s, p99 ms |',
+    '|---|---|---:|---:|---:|---|---|---|---|',
+    ...runs.map(
+      (r) =>
+        `| ${r.target} | ${r.searches} (${r.distinctTerms}, ${r.twoCharacterTerms}) | ${r.index.items} | ${(r.index.bytes / 2 ** 20).toFixed(1)} | ${r.index.readySeconds} | ` +
+        `${r.firstRequestsAfterStart.p50Ms} / ${r.firstRequestsAfterStart.p99Ms} / ${r.firstRequestsAfterStart.maxMs} | ` +
+        `${r.eachOnceWarm.p50Ms} / ${r.eachOnceWarm.p99Ms} / ${r.eachOnceWarm.maxMs} | ` +
+        `${Math.round(r.cold.rps)}, ${ms(r.cold.p99Us)} | ${Math.round(r.warm.rps)}, ${ms(r.warm.p99Us)} |`,
+    ),
+    '',
+    'Mixed: each kind its own wrk, all at once against one server (50 connections in all):',
+    '',
+    '| target | kind | connections | req/s | p50 ms | p99 ms | non-2xx |',
+    '|---|---|---:|---:|---:|---:|---:|',
+    ...runs.flatMap((r) =>
+      r.mixed.map((m) => `| ${r.target} | ${m.kind} | ${m.connections} | ${Math.round(m.result.rps)} | ${ms(m.result.p50Us)} | ${ms(m.result.p99Us)} | ${m.result.non2xx} |`),
+    ),
+  ].join('\n');
+}
+
 function readPeakRssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
@@ -216,8 +482,20 @@ interface ExportResult {
   concurrentP99Ms: number;
 }
 
-/** Streams the whole export while a client keeps asking for single items; measures both sides. */
-async function runExport(target: Target, key: string): Promise<ExportResult> {
+/** Waits until a server has written the price guide file into `dir` (src/export/price-guide.ts). */
+async function guideWritten(dir: string): Promise<void> {
+  const deadline = Date.now() + 15 * 60_000;
+  while (!(existsSync(dir) && readdirSync(dir).some((name) => /^prices-.*\.csv$/.test(name)))) {
+    if (Date.now() > deadline) throw new Error(`no price guide file in ${dir}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** A platform with many items, for the filtered export. */
+const EXPORT_FILTER = 'platform=PlayStation%202';
+
+/** Streams the whole export (or a filtered one) while a client keeps asking for single items; measures both sides. */
+async function runExport(target: Target, key: string, query = ''): Promise<ExportResult> {
   await eventLoopP99Ms(target.opsBase!); // resets the server's event-loop histogram
   let done = false;
   const latencies: number[] = [];
@@ -232,7 +510,7 @@ async function runExport(target: Target, key: string): Promise<ExportResult> {
   })();
   const started = performance.now();
   const rows = await new Promise<number>((resolve, reject) => {
-    const req = request(`${target.base}${V1}/prices/export.csv`, { headers: { 'x-api-key': key } }, (res) => {
+    const req = request(`${target.base}${V1}/prices/export.csv${query}`, { headers: { 'x-api-key': key } }, (res) => {
       let lines = 0;
       res.on('data', (chunk: Buffer) => {
         for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
@@ -266,8 +544,10 @@ async function main(): Promise<void> {
   execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
 
   const sqliteUrl = join(DATA, `bench-${ITEMS}.sqlite`);
-  const pgUrl = await preparePostgres();
-  const keysByStore = { sqlite: prepareData('sqlite', sqliteUrl), postgres: prepareData('postgres', pgUrl) };
+  const pgUrl = STORES.includes('postgres') ? await preparePostgres() : '';
+  const urls: Record<'sqlite' | 'postgres', string> = { sqlite: sqliteUrl, postgres: pgUrl };
+  const keysByStore: Partial<Record<'sqlite' | 'postgres', Keys>> = {};
+  for (const store of ['sqlite', 'postgres'] as const) if (STORES.includes(store)) keysByStore[store] = prepareData(store, urls[store]);
 
   const keyFiles: Record<string, Record<'bench' | 'collector', string>> = {};
   for (const [store, keys] of Object.entries(keysByStore)) {
@@ -279,22 +559,35 @@ async function main(): Promise<void> {
   }
 
   const redisPrefix = `bench:${Date.now()}:`;
-  const startSqlite = () => startShelfapi('sqlite', { DATABASE_URL: sqliteUrl });
-  const startPostgres = () => startShelfapi('postgres+redis', { DATABASE_URL: pgUrl, REDIS_URL: REDIS_URL, REDIS_KEY_PREFIX: redisPrefix });
-
-  const baseline = await startBaseline();
-  log(`baseline: ${DURATION} at ${CONNECTIONS} connections`);
-  wrk(baseline.base, ['/'], null, WARMUP);
-  const base = wrk(baseline.base, ['/'], null, DURATION);
-  baseline.child.kill('SIGKILL');
+  const guideDirs = { sqlite: join(DATA, 'price-guide-sqlite'), postgres: join(DATA, 'price-guide-postgres') };
+  const startSqlite = (exportDir = guideDirs.sqlite) => startShelfapi('sqlite', { DATABASE_URL: sqliteUrl, EXPORT_DIR: exportDir });
+  const startPostgres = (exportDir = guideDirs.postgres) =>
+    startShelfapi('postgres+redis', { DATABASE_URL: pgUrl, REDIS_URL: REDIS_URL, REDIS_KEY_PREFIX: redisPrefix, EXPORT_DIR: exportDir });
 
   const rows: Array<{ scenario: string; target: string; result: WrkResult; ratio: number }> = [];
-  rows.push({ scenario: 'raw node:http, fixed body', target: 'baseline', result: base, ratio: 1 });
   const exports: Record<string, ExportResult> = {};
   const latency: Array<{ scenario: string; target: string; result: WrkResult }> = [];
+  const searchRuns: SearchRun[] = [];
+  const searchOnly = ONLY === 'search';
+
+  let base: WrkResult | null = null;
+  if (!searchOnly) {
+    const baseline = await startBaseline();
+    log(`baseline: ${DURATION} at ${CONNECTIONS} connections`);
+    wrk(baseline.base, ['/'], null, WARMUP);
+    base = wrk(baseline.base, ['/'], null, DURATION);
+    baseline.child.kill('SIGKILL');
+    rows.push({ scenario: 'raw node:http, fixed body', target: 'baseline', result: base, ratio: 1 });
+  }
 
   for (const [store, start] of [['sqlite', startSqlite], ['postgres', startPostgres]] as const) {
+    const keys = keysByStore[store];
+    if (keys === undefined) continue;
+    searchRuns.push(await runSearches(store, urls[store], start, keyFiles[store]!, keys.bench[0]!));
+    if (searchOnly || base === null) continue;
     let target = await start();
+    // The price guide file is written in the background after start: not while the scenarios are measured.
+    await guideWritten(guideDirs[store]);
     for (const scenario of SCENARIOS) {
       const keysFile = keyFiles[store]![scenario.keys];
       log(`${target.name}: ${scenario.name}`);
@@ -306,23 +599,35 @@ async function main(): Promise<void> {
       log(`${target.name}: ${scenario.name}, one connection`);
       latency.push({ scenario: scenario.name, target: target.name, result: wrk(target.base, scenario.paths, keyFiles[store]![scenario.keys], DURATION, 1) });
     }
-    // A fresh process for the export, so that its peak RSS is the export's own.
     target.child.kill('SIGTERM');
     await new Promise((r) => target.child.once('exit', r));
-    target = await start();
-    log(`${target.name}: export of every price row, with requests served meanwhile`);
-    try {
-      exports[target.name] = await runExport(target, keysByStore[store].bench[0]!);
-    } catch (error) {
-      log(`${target.name}: the export failed: ${(error as Error).message}`);
+    // A fresh process for each export, so that its peak RSS is the export's own.
+    const cases = [
+      { label: `${target.name}, from the store`, exportDir: 'off', query: '' },
+      { label: `${target.name}, from the guide file`, exportDir: guideDirs[store], query: '' },
+      { label: `${target.name}, filtered (${decodeURIComponent(EXPORT_FILTER)})`, exportDir: guideDirs[store], query: `?${EXPORT_FILTER}` },
+    ];
+    for (const exportCase of cases) {
+      target = await start(exportCase.exportDir);
+      log(`${exportCase.label}: export with requests served meanwhile`);
+      try {
+        exports[exportCase.label] = await runExport(target, keys.bench[0]!, exportCase.query);
+      } catch (error) {
+        log(`${exportCase.label}: the export failed: ${(error as Error).message}`);
+      }
+      target.child.kill('SIGTERM');
+      await new Promise((r) => target.child.once('exit', r));
     }
-    target.child.kill('SIGTERM');
-    await new Promise((r) => target.child.once('exit', r));
   }
 
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(totalmem() / 2 ** 30), node: process.version };
-  const results = { date: new Date().toISOString(), items: ITEMS, duration: DURATION, connections: CONNECTIONS, machine, rows, latency, exports };
+  const results = { date: new Date().toISOString(), items: ITEMS, duration: DURATION, connections: CONNECTIONS, machine, rows, latency, exports, searchRuns };
   const stamp = results.date.replace(/[:.]/g, '-');
+  if (searchOnly) {
+    writeFileSync(join(ROOT, 'bench', 'results', `search-${stamp}.json`), `${JSON.stringify(results, null, 2)}\n`);
+    process.stdout.write(`\n${searchTables(searchRuns)}\n`);
+    return;
+  }
   writeFileSync(join(ROOT, 'bench', 'results', `${stamp}.json`), `${JSON.stringify(results, null, 2)}\n`);
   writeFileSync(join(ROOT, 'bench', 'results', 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
 
@@ -338,14 +643,20 @@ async function main(): Promise<void> {
     ...latency.map((r) => `| ${r.scenario} | ${r.target} | ${Math.round(r.result.rps)} | ${ms(r.result.p50Us)} | ${ms(r.result.p99Us)} | ${r.result.non2xx} |`),
   ].join('\n');
   const exportTable = [
-    '| store | rows | seconds | rows/s | peak RSS MB | event-loop p99 ms | requests served meanwhile | their p99 ms |',
+    '| export | rows | seconds | rows/s | peak RSS MB | event-loop p99 ms | requests served meanwhile | their p99 ms |',
     '|---|---:|---:|---:|---:|---:|---:|---:|',
     ...Object.entries(exports).map(
       ([name, e]) => `| ${name} | ${e.rows} | ${e.seconds} | ${e.rowsPerSecond} | ${e.peakRssMb} | ${e.eventLoopP99Ms} | ${e.concurrentRequests} | ${e.concurrentP99Ms} |`,
     ),
   ].join('\n');
-  process.stdout.write(`\n${table}\n\n${latencyTable}\n\n${exportTable}\n`);
-  updatePerformanceDoc(results.date, machine, `${table}\n\nLatency of single requests (one connection, nothing queued):\n\n${latencyTable}`, exportTable);
+  const searchTable = searchTables(searchRuns);
+  process.stdout.write(`\n${table}\n\n${latencyTable}\n\n${searchTable}\n\n${exportTable}\n`);
+  updatePerformanceDoc(
+    results.date,
+    machine,
+    `${table}\n\nLatency of single requests (one connection, nothing queued):\n\n${latencyTable}\n\n${searchTable}`,
+    exportTable,
+  );
 }
 
 const BEGIN = '<!-- bench:begin -->';

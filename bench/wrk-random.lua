@@ -1,8 +1,14 @@
--- Random ids and random keys for wrk: paths come from PATHS (with {id} replaced by 1..IDS), keys from
+-- Random ids and random keys for wrk: paths come from PATHS or PATHS_FILE (with {id} replaced by 1..IDS), keys from
 -- KEYS_FILE, one per line. Prints a JSON summary on stdout when done.
 local paths, keys = {}, {}
 local ids = tonumber(os.getenv("IDS") or "1000000")
-for p in string.gmatch(os.getenv("PATHS") or "/", "[^|]+") do table.insert(paths, p) end
+-- PATHS_FILE (one path a line) holds lists too long for an environment variable (data-drawn searches).
+local paths_file = os.getenv("PATHS_FILE")
+if paths_file then
+  for line in io.lines(paths_file) do if #line > 0 then table.insert(paths, line) end end
+else
+  for p in string.gmatch(os.getenv("PATHS") or "/", "[^|]+") do table.insert(paths, p) end
+end
 local keys_file = os.getenv("KEYS_FILE")
 if keys_file then for line in io.lines(keys_file) do if #line > 0 then table.insert(keys, line) end end end
 

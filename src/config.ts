@@ -2,6 +2,8 @@
  * Configuration from the environment, parsed once and frozen. A bad value stops the program with a message
  * naming the variable (ConfigError), before anything listens or writes.
  */
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { DEFAULT_PLAN_LIMITS, PLANS, type Plan, type PlanLimits } from './domain/scopes.js';
 
 export type DatabaseConfig =
@@ -11,6 +13,8 @@ export type DatabaseConfig =
 export interface Config {
   database: DatabaseConfig;
   redisUrl: string | null;
+  /** Seed nodes of a Redis Cluster for the meter (REDIS_CLUSTER_URLS); never set together with redisUrl. */
+  redisClusterUrls: readonly string[] | null;
   /** Prefix of every Redis key the meter writes, so deployments can share one Redis. */
   redisKeyPrefix: string;
   host: string;
@@ -19,6 +23,31 @@ export interface Config {
   keyPrefix: string;
   planLimits: Readonly<Record<Plan, PlanLimits>>;
   logLevel: string;
+  /** Limits of the API's HTTP server against slow or too many clients. */
+  connections: Readonly<ConnectionLimits>;
+  /** Where owners reach this service (links the CLI prints; `Secure` cookies when https); null: http://HOST:PORT. */
+  publicUrl: string | null;
+  /** Secret shared with the platform for sign-in links; null: one generated once and kept in the store. */
+  settingsHandoverSecret: string | null;
+  /** Minutes after a sign-in during which the settings screen allows create, roll, revoke and scope changes. */
+  settingsReauthMinutes: number;
+  /**
+   * Where the price guide file (the unfiltered CSV export, src/export/price-guide.ts) is written; null
+   * when off. EXPORT_DIR, by default a `price-guide` directory beside the SQLite file, or the system's
+   * temporary directory on PostgreSQL (each server its own copy); `off` streams every export from the store.
+   */
+  exportDir: string | null;
+}
+
+export interface ConnectionLimits {
+  /** The request line and headers must arrive within this time, or the answer is 408. */
+  headersTimeoutMs: number;
+  /** The whole request must arrive within this time (never less than headersTimeoutMs). */
+  requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this time. */
+  keepAliveTimeoutMs: number;
+  /** Connections open at once; the server refuses more (closes them unanswered) until some end. */
+  maxConnections: number;
 }
 
 export class ConfigError extends Error {
@@ -46,6 +75,13 @@ function parseDatabase(raw: string | undefined): DatabaseConfig {
   const path = value.startsWith('file:') ? value.slice('file:'.length) : value;
   if (path === '') throw new ConfigError('DATABASE_URL', 'file: needs a path');
   return { dialect: 'sqlite', path };
+}
+
+function parseExportDir(raw: string | undefined, database: DatabaseConfig): string | null {
+  if (raw === 'off') return null;
+  if (raw !== undefined && raw !== '') return raw;
+  if (database.dialect === 'postgres') return join(tmpdir(), 'shelfapi-price-guide');
+  return database.path === ':memory:' ? null : join(dirname(database.path), 'price-guide');
 }
 
 function parsePort(variable: string, raw: string | undefined, fallback: number): number {
@@ -91,6 +127,72 @@ function parsePlanLimits(raw: string | undefined): Record<Plan, PlanLimits> {
   return limits;
 }
 
+/** The secret must carry at least 256 bits for HS256 (RFC 7518 section 3.2): 32 bytes of its UTF-8 text. */
+export const MIN_HANDOVER_SECRET_BYTES = 32;
+
+function parsePublicUrl(raw: string | undefined): string | null {
+  if (raw === undefined || raw === '') return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('PUBLIC_URL', 'not a valid URL such as https://api.example.com');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ConfigError('PUBLIC_URL', 'expected http:// or https://');
+  if (url.search !== '' || url.hash !== '' || (url.pathname !== '/' && url.pathname !== '')) {
+    throw new ConfigError('PUBLIC_URL', 'expected an origin only, such as https://api.example.com (no path, query or fragment)');
+  }
+  return url.origin;
+}
+
+function parseHandoverSecret(raw: string | undefined): string | null {
+  if (raw === undefined || raw === '') return null;
+  if (Buffer.byteLength(raw, 'utf8') < MIN_HANDOVER_SECRET_BYTES) {
+    throw new ConfigError('SETTINGS_HANDOVER_SECRET', `expected at least ${MIN_HANDOVER_SECRET_BYTES} bytes`);
+  }
+  return raw;
+}
+
+function parseWhole(variable: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^[0-9]+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(variable, `expected a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+  }
+  return Number(raw);
+}
+
+function parseConnectionLimits(env: Env): ConnectionLimits {
+  const headersTimeoutMs = parseWhole('HEADERS_TIMEOUT_MS', env.HEADERS_TIMEOUT_MS, 10_000, 100, 600_000);
+  const requestTimeoutMs = parseWhole('REQUEST_TIMEOUT_MS', env.REQUEST_TIMEOUT_MS, 30_000, 100, 600_000);
+  if (requestTimeoutMs < headersTimeoutMs) {
+    throw new ConfigError('REQUEST_TIMEOUT_MS', `must not be less than HEADERS_TIMEOUT_MS (${headersTimeoutMs})`);
+  }
+  return {
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs: parseWhole('KEEP_ALIVE_TIMEOUT_MS', env.KEEP_ALIVE_TIMEOUT_MS, 72_000, 100, 600_000),
+    maxConnections: parseWhole('MAX_CONNECTIONS', env.MAX_CONNECTIONS, 1_000, 1, 1_000_000),
+  };
+}
+
+/** A comma-separated list of seed nodes (any few masters of the cluster; the client finds the rest). */
+function parseClusterUrls(raw: string | undefined): readonly string[] | null {
+  if (raw === undefined || raw.trim() === '') return null;
+  const urls = raw.split(',').map((url) => url.trim());
+  for (const url of urls) {
+    let parsed: URL | null = null;
+    try {
+      parsed = /^rediss?:\/\//.test(url) ? new URL(url) : null;
+    } catch {
+      parsed = null;
+    }
+    if (parsed === null || parsed.hostname === '') {
+      throw new ConfigError('REDIS_CLUSTER_URLS', `expected comma-separated redis://host:port or rediss://host:port, got ${JSON.stringify(url)}`);
+    }
+  }
+  return Object.freeze(urls);
+}
+
 export function loadConfig(env: Env = process.env): Readonly<Config> {
   const keyPrefix = env.KEY_PREFIX === undefined || env.KEY_PREFIX === '' ? 'shelf' : env.KEY_PREFIX;
   if (!/^[a-z][a-z0-9]{1,15}$/.test(keyPrefix)) {
@@ -100,15 +202,32 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) {
     throw new ConfigError('REDIS_URL', 'expected redis://... or rediss://...');
   }
+  const database = parseDatabase(env.DATABASE_URL);
+  const redisClusterUrls = parseClusterUrls(env.REDIS_CLUSTER_URLS);
+  if (redisUrl !== null && redisClusterUrls !== null) {
+    throw new ConfigError('REDIS_CLUSTER_URLS', 'set either REDIS_URL (one Redis) or REDIS_CLUSTER_URLS (a Redis Cluster), not both');
+  }
+  const redisKeyPrefix = env.REDIS_KEY_PREFIX === undefined || env.REDIS_KEY_PREFIX === '' ? 'shelfapi:' : env.REDIS_KEY_PREFIX;
+  // The meter tags each account's keys {a:<id>} to spread accounts over the cluster's slots; a tag in the
+  // prefix would come first and put every account in one slot, on one master.
+  if (redisClusterUrls !== null && /[{}]/.test(redisKeyPrefix)) {
+    throw new ConfigError('REDIS_KEY_PREFIX', 'must not contain { or } on a Redis Cluster (a hash tag in the prefix would put every account in one slot)');
+  }
   return Object.freeze({
-    database: parseDatabase(env.DATABASE_URL),
+    database,
     redisUrl,
-    redisKeyPrefix: env.REDIS_KEY_PREFIX === undefined || env.REDIS_KEY_PREFIX === '' ? 'shelfapi:' : env.REDIS_KEY_PREFIX,
+    redisClusterUrls,
+    redisKeyPrefix,
     host: env.HOST === undefined || env.HOST === '' ? '127.0.0.1' : env.HOST,
     port: parsePort('PORT', env.PORT, 8080),
     opsPort: parsePort('OPS_PORT', env.OPS_PORT, 8081),
     keyPrefix,
     planLimits: Object.freeze(parsePlanLimits(env.PLAN_LIMITS)),
     logLevel: env.LOG_LEVEL === undefined || env.LOG_LEVEL === '' ? 'info' : env.LOG_LEVEL,
+    connections: Object.freeze(parseConnectionLimits(env)),
+    publicUrl: parsePublicUrl(env.PUBLIC_URL),
+    settingsHandoverSecret: parseHandoverSecret(env.SETTINGS_HANDOVER_SECRET),
+    settingsReauthMinutes: parseWhole('SETTINGS_REAUTH_MINUTES', env.SETTINGS_REAUTH_MINUTES, 60, 1, 720),
+    exportDir: parseExportDir(env.EXPORT_DIR, database),
   });
 }

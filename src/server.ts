@@ -9,8 +9,11 @@ import type { Config } from './config.js';
 import { buildApp, type App } from './http/app.js';
 import { createMeter } from './metering/create-meter.js';
 import type { Meter } from './metering/meter.js';
+import { createUsageStats } from './metering/create-usage-stats.js';
+import type { UsageStats } from './metering/usage-stats.js';
 import { migrateToLatest, openStore, warmPool, type Store } from './store/database.js';
 import { sql } from 'kysely';
+import { boundedLogDestination } from './observability/log-destination.js';
 import { Metrics } from './observability/metrics.js';
 
 export interface RunningServer {
@@ -18,6 +21,7 @@ export interface RunningServer {
   ops: FastifyInstance;
   store: Store;
   meter: Meter;
+  stats: UsageStats;
   close(): Promise<void>;
 }
 
@@ -35,8 +39,11 @@ export async function startServer(config: Readonly<Config>, options: { store?: S
   await migrateToLatest(store);
   await warmPool(store);
   const meter = await createMeter(config, store);
+  const stats = await createUsageStats(config, store);
   const metrics = new Metrics({ processMetrics: true });
-  const app = await buildApp({ config, store, meter, clock: systemClock, metrics });
+  // Standard output with a bound on the log waiting to be written (a slow reader must not grow the heap).
+  const logStream = boundedLogDestination({ onDrop: () => metrics.logLinesDropped.inc() });
+  const app = await buildApp({ config, store, meter, clock: systemClock, metrics, stats, logStream });
   const ops = Fastify({ logger: false });
   ops.get('/metrics', async (_request, reply) => {
     reply.type(metrics.registry.contentType);
@@ -54,10 +61,12 @@ export async function startServer(config: Readonly<Config>, options: { store?: S
   const close = () =>
     (closing ??= (async () => {
       await Promise.all([app.close(), ops.close()]);
+      // The owners' statistics of the last requests are still in memory: write them before the store closes.
+      await stats.close().catch((err: unknown) => app.log.error({ err }, 'could not write the last per-key statistics'));
       await meter.close();
       await store.close();
     })());
-  return { app, ops, store, meter, close };
+  return { app, ops, store, meter, stats, close };
 }
 
 /** Closes the server on SIGTERM/SIGINT and resolves when it is closed; a second signal exits at once. */

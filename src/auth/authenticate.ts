@@ -3,7 +3,6 @@
  * any lookup, then check the key and its account's plan against the store on every request, so a revoke
  * or a lapsed plan takes effect on the very next request on every server.
  */
-import type { IncomingHttpHeaders } from 'node:http';
 import { isScope, PLANS, type Plan, type PlanLimits, type Scope } from '../domain/scopes.js';
 import { ApiError } from '../http/errors.js';
 import { hashKey, isWellFormedKey } from '../keys/api-key.js';
@@ -25,34 +24,68 @@ export interface AuthDeps {
 
 const unauthorized = (message: string) => new ApiError('unauthorized', message);
 
-/** The presented key, or an ApiError naming what is wrong with the headers. */
-export function presentedKey(headers: IncomingHttpHeaders): string {
-  const authorization = headers.authorization;
-  const apiKey = headers['x-api-key'];
-  if (authorization !== undefined && apiKey !== undefined) {
+/** Every value of a header, in order, from Node's raw header lines (`[name, value, name, value, ...]`). */
+function headerValues(rawHeaders: readonly string[], name: string): string[] {
+  const values: string[] = [];
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    if ((rawHeaders[i] as string).toLowerCase() === name) values.push(rawHeaders[i + 1] as string);
+  }
+  return values;
+}
+
+/**
+ * A known key refused (revoked, rolled past its stop time, expired, or its account's plan not active). The
+ * client sees exactly the ApiError; the key and account ids let the pipeline attribute the attempt to the
+ * key in its owner's statistics.
+ */
+export class RefusedKeyError extends ApiError {
+  constructor(
+    readonly keyId: number,
+    readonly accountId: number,
+    code: 'unauthorized' | 'forbidden',
+    message: string,
+  ) {
+    super(code, message);
+  }
+}
+
+/**
+ * The presented key, or an ApiError naming what is wrong with the headers. Read from the raw header lines:
+ * Node keeps only the first of two Authorization headers and joins two X-API-Key headers with a comma, so
+ * its parsed headers cannot tell that a key header was given twice.
+ */
+export function presentedKey(rawHeaders: readonly string[]): string {
+  const authorization = headerValues(rawHeaders, 'authorization');
+  const apiKey = headerValues(rawHeaders, 'x-api-key');
+  if (authorization.length > 0 && apiKey.length > 0) {
     throw unauthorized('Present the key in exactly one of Authorization and X-API-Key, not both.');
   }
-  if (apiKey !== undefined) {
-    if (Array.isArray(apiKey)) throw unauthorized('X-API-Key is given more than once.');
-    return apiKey.trim();
-  }
-  if (authorization !== undefined) {
-    const match = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization);
+  if (apiKey.length > 1) throw unauthorized('X-API-Key is given more than once.');
+  if (authorization.length > 1) throw unauthorized('Authorization is given more than once.');
+  const [key] = apiKey;
+  if (key !== undefined) return key.trim();
+  const [credentials] = authorization;
+  if (credentials !== undefined) {
+    const match = /^bearer[ \t]+(\S+)[ \t]*$/i.exec(credentials);
     if (!match) throw unauthorized('Authorization must use the Bearer scheme: "Authorization: Bearer <API_KEY>".');
     return match[1] as string;
   }
   throw unauthorized('An API key is required: send "Authorization: Bearer <API_KEY>" or "X-API-Key: <API_KEY>".');
 }
 
-export async function authenticate(headers: IncomingHttpHeaders, now: number, deps: AuthDeps): Promise<Principal> {
-  const key = presentedKey(headers);
+export async function authenticate(rawHeaders: readonly string[], now: number, deps: AuthDeps): Promise<Principal> {
+  const key = presentedKey(rawHeaders);
   if (!isWellFormedKey(key, deps.keyPrefix)) throw unauthorized('The API key is not valid.');
   const row = await deps.findKey(hashKey(key));
   if (!row) throw unauthorized('The API key is not valid.');
-  if (row.revokedAt !== null) throw unauthorized('The API key has been revoked.');
-  if (row.expiresAt !== null && Date.parse(row.expiresAt) <= now) throw unauthorized('The API key has expired.');
+  const refuse = (code: 'unauthorized' | 'forbidden', message: string) => new RefusedKeyError(row.keyId, row.accountId, code, message);
+  // A rolled key stops at its stop time by this comparison alone: no job has to run at that time.
+  if (row.revokedAt !== null || (row.retiresAt !== null && Date.parse(row.retiresAt) <= now)) {
+    throw refuse('unauthorized', 'The API key has been revoked.');
+  }
+  if (row.expiresAt !== null && Date.parse(row.expiresAt) <= now) throw refuse('unauthorized', 'The API key has expired.');
   if (row.planStatus !== 'active' || !(PLANS as readonly string[]).includes(row.plan)) {
-    throw new ApiError('forbidden', 'Developer API access is not active on this account.');
+    throw refuse('forbidden', 'Developer API access is not active on this account.');
   }
   const plan = row.plan as Plan;
   return {

@@ -4,17 +4,23 @@
  * non-zero exit status (1 for a refused action, 2 for a usage error).
  */
 import { Command, CommanderError } from 'commander';
-import { InputError } from '../admin/input-error.js';
+import { InputError, NotFoundError } from '../services/input-error.js';
 import { ConfigError } from '../config.js';
 import { DatasetError } from '../store/load/load-dataset.js';
 import { accountsCreateCommand } from './commands/accounts/create.js';
+import { accountsLogCommand } from './commands/accounts/log.js';
 import { accountsSetPlanCommand } from './commands/accounts/set-plan.js';
+import { accountsSignInLinkCommand } from './commands/accounts/sign-in-link.js';
 import { importPricesCommand } from './commands/import/prices.js';
 import { keysCreateCommand } from './commands/keys/create.js';
 import { keysListCommand } from './commands/keys/list.js';
+import { keysRenameCommand } from './commands/keys/rename.js';
 import { keysRevokeCommand } from './commands/keys/revoke.js';
+import { keysRollCommand } from './commands/keys/roll.js';
+import { keysSetScopesCommand } from './commands/keys/set-scopes.js';
 import { keysUsageCommand } from './commands/keys/usage.js';
 import { loadCommand } from './commands/load.js';
+import { meterUpgradeKeysCommand } from './commands/meter-upgrade-keys.js';
 import { migrateCommand } from './commands/migrate.js';
 import { openapiCommand } from './commands/openapi.js';
 import { seedCommand } from './commands/seed.js';
@@ -24,7 +30,8 @@ function program(): Command {
   const root = new Command('shelfapi')
     .description(
       'shelfapi: the read-only Developer API and its operator commands.\n' +
-        'Configuration from the environment: DATABASE_URL, REDIS_URL, HOST, PORT, OPS_PORT, KEY_PREFIX, PLAN_LIMITS.',
+        'Configuration from the environment: DATABASE_URL, REDIS_URL or REDIS_CLUSTER_URLS, HOST, PORT, OPS_PORT, KEY_PREFIX, PLAN_LIMITS,\n' +
+        'PUBLIC_URL, SETTINGS_HANDOVER_SECRET, SETTINGS_REAUTH_MINUTES.',
     )
     .showHelpAfterError(false);
   root.addCommand(serveCommand());
@@ -32,16 +39,25 @@ function program(): Command {
   root.addCommand(seedCommand());
   root.addCommand(loadCommand());
   root.addCommand(
-    new Command('accounts').description('create accounts and change their plan').addCommand(accountsCreateCommand()).addCommand(accountsSetPlanCommand()),
+    new Command('accounts')
+      .description("create accounts, change their plan, read their security log, make a sign-in link to their settings screen")
+      .addCommand(accountsCreateCommand())
+      .addCommand(accountsSetPlanCommand())
+      .addCommand(accountsLogCommand())
+      .addCommand(accountsSignInLinkCommand()),
   );
   root.addCommand(
     new Command('keys')
-      .description('create, list, revoke API keys and see their usage')
+      .description('create, list, roll, rename, rescope and revoke API keys, and see their usage')
       .addCommand(keysCreateCommand())
       .addCommand(keysListCommand())
+      .addCommand(keysRollCommand())
+      .addCommand(keysRenameCommand())
+      .addCommand(keysSetScopesCommand())
       .addCommand(keysRevokeCommand())
       .addCommand(keysUsageCommand()),
   );
+  root.addCommand(new Command('meter').description("the Redis meter's keys").addCommand(meterUpgradeKeysCommand()));
   root.addCommand(new Command('import').description('import data files').addCommand(importPricesCommand()));
   root.addCommand(openapiCommand());
   return root;
@@ -67,7 +83,7 @@ export async function main(argv: string[]): Promise<number> {
       // printed the usage on stderr, and it is a usage error, not a success, so it must not exit 0.
       return error.exitCode === 0 ? 0 : 2;
     }
-    if (error instanceof InputError || error instanceof DatasetError || error instanceof ConfigError) {
+    if (error instanceof InputError || error instanceof NotFoundError || error instanceof DatasetError || error instanceof ConfigError) {
       process.stderr.write(`shelfapi: ${error.message}\n`);
       return 1;
     }

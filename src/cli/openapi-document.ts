@@ -2,7 +2,7 @@
 import { systemClock } from '../clock.js';
 import { loadConfig } from '../config.js';
 import { buildApp } from '../http/app.js';
-import { openApiJson } from '../http/openapi.js';
+import { openApiJson } from '../http/api/openapi.js';
 import { SqliteMeter } from '../metering/sqlite-meter.js';
 import { migrateToLatest, openStore } from '../store/database.js';
 

@@ -1,37 +1,24 @@
 /**
- * Builds the API as a Fastify instance without listening (src/server.ts listens). The request pipeline of
- * decisions.md section 1 lives here, in order:
- *   onRequest   1 method (405) -> 2 key (401) -> 3 plan (403 forbidden)
- *   preHandler  4 burst (429) -> 5 route (404; OPTIONS 204) -> 6 scope (403) -> 7 parameters (400)
- *               -> 8 quota (429)        [one meter call decides 4 and 8 together, atomically]
- *   handler     9 200, or 404 for a missing item
- * Route, scope and parameters are known before the meter is asked, so a request costs one round trip to
- * the meter, and the outcome still follows the contract's order.
+ * Builds the service as a Fastify instance without listening (src/server.ts listens): the server's options
+ * and logger, then its two surfaces on the same services and store, the Data API (src/http/api: its
+ * pipeline, documents and routes) and the owner's settings screen (src/http/settings).
  */
 import { randomUUID } from 'node:crypto';
-import { Readable } from 'node:stream';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { authenticate, type Principal } from '../auth/authenticate.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import type { PlanLimits, Scope } from '../domain/scopes.js';
-import { KEY_PATTERN } from '../keys/api-key.js';
-import { MeterUnavailableError, type BurstState, type Meter } from '../metering/meter.js';
-import { ceilSeconds, dayOf, monthBounds } from '../metering/periods.js';
-import type { Store } from '../store/database.js';
-import { ApiError, badRequest, notFound } from './errors.js';
-import { ifNoneMatchMatches, strongEtag } from './conditional.js';
-import { paramValidatorCompiler } from './param-validator.js';
-import { rateLimitHeaders } from './rate-limit-headers.js';
-import { registerOpenApi } from './openapi.js';
-import { registerReferencePage } from './reference-page.js';
-import { registerRoutes } from './routes/index.js';
-import { isStoreUnavailable } from './store-errors.js';
-import { hotQueries, type HotQueries } from '../store/hot-queries.js';
-import { ReadCache } from '../store/read-cache.js';
-import { noScanLimit, ScanLimiter, StoreBusyError, type ScanRunner } from '../store/scan-limiter.js';
+import type { Meter } from '../metering/meter.js';
+import type { UsageStats } from '../metering/usage-stats.js';
 import { Metrics } from '../observability/metrics.js';
+import type { Store } from '../store/database.js';
+import { hotQueries } from '../store/hot-queries.js';
+import { ALLOW, apiPipeline } from './api/api-pipeline.js';
+import { registerApiDocs, registerApiRoutes } from './api/api-surface.js';
+import { parseQueryString } from './api/query-string.js';
+import { connectHandler, connectionErrorHandler } from './connection-errors.js';
+import { REDACTED_HEADER_PATHS, redactSecrets } from './log-redaction.js';
+import { registerSettings } from './settings/settings-plugin.js';
 
 export interface AppDeps {
   config: Readonly<Config>;
@@ -41,55 +28,12 @@ export interface AppDeps {
   /** A pino logger or `false`; by default, the production logger below (JSON lines, keys redacted). */
   logger?: FastifyBaseLogger | false;
   /** Where the default logger writes (standard output unless given); tests read it back. */
-  logStream?: NodeJS.WritableStream;
+  logStream?: { write(line: string): void };
   /** Where request and metering metrics go (the server serves them on the ops port). */
   metrics?: Metrics;
+  /** The owners' per-key statistics; without it, requests are not recorded for them. */
+  stats?: UsageStats;
 }
-
-/** What routes are given: the app's dependencies and the store's prepared hot queries. */
-export interface RouteDeps extends AppDeps {
-  queries: HotQueries;
-  /** Totals and collection values, kept while the data version is unchanged. */
-  cache: ReadCache;
-  /** Runs list scans a few at a time on PostgreSQL (scan-limiter.ts). */
-  scans: ScanRunner;
-}
-
-/** What a route declares about itself to the pipeline. */
-export interface RouteMeta {
-  /** Scope the endpoint needs; null for /me. */
-  scope: Scope | null;
-  /** Counts against the monthly quota (every endpoint but /me). */
-  quota: boolean;
-}
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    principal: Principal | null;
-    /** Set when this request was counted against the quota, so a 5xx can give it back. */
-    counted: { period: string; day: string } | null;
-    /** The account's quota usage as the meter saw it when admitting this request (/me reports it). */
-    usage: { period: string; used: number } | null;
-    /** The admission's burst state and time, to restate the rate-limit headers after a give-back. */
-    burst: { state: BurstState; now: number } | null;
-  }
-  interface FastifyContextConfig {
-    meta?: RouteMeta;
-    /** Set on the OPTIONS twin of every route. */
-    preflight?: boolean;
-    /** Served outside the Developer API (the reference page): no key, no metering, no rate-limit headers. */
-    public?: boolean;
-  }
-}
-
-export const API_PREFIX = '/developer/v1';
-export const ALLOW = 'GET, HEAD, OPTIONS';
-const ACCEPTED_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-const RETRY_AFTER_UNAVAILABLE_S = 1;
-/** List scans running at once per server on PostgreSQL; the rest of the pool stays free for lookups. */
-const POSTGRES_SCAN_SLOTS = 2;
-/** A list request waits this long for a scan slot, then answers 503: within the contract's 2 seconds. */
-const SCAN_WAIT_MS = 1500;
 
 export type App = FastifyInstance<
   import('node:http').Server,
@@ -99,37 +43,21 @@ export type App = FastifyInstance<
   TypeBoxTypeProvider
 >;
 
-/** The contract's error for anything thrown while answering: 503 for an unreachable store or meter. */
-function toApiError(error: unknown, request: FastifyRequest, metrics: Metrics): ApiError {
-  if (error instanceof ApiError) return error;
-  if (error instanceof MeterUnavailableError || error instanceof StoreBusyError || isStoreUnavailable(error)) {
-    metrics.storeErrors.inc({ kind: 'unavailable' });
-    if (error instanceof MeterUnavailableError) metrics.outcome('unavailable');
-    request.log.warn({ err: error }, 'store or meter unavailable');
-    return new ApiError('service_unavailable', 'The service is temporarily unavailable; retry shortly.', {
-      'retry-after': RETRY_AFTER_UNAVAILABLE_S,
-    });
-  }
-  metrics.storeErrors.inc({ kind: 'unexpected' });
-  request.log.error({ err: error }, 'unexpected error');
-  return new ApiError('server_error', 'An unexpected error occurred.');
-}
-
-function scrub(text: string): string {
-  return text.replace(KEY_PATTERN, '[redacted]');
-}
-
 export async function buildApp(deps: AppDeps): Promise<App> {
   const { config, store, meter, clock } = deps;
+  const stats = deps.stats ?? null;
   const metrics = deps.metrics ?? new Metrics();
   const queries = hotQueries(store);
+  const pipeline = apiPipeline({ config, meter, clock, queries, metrics, stats });
   const app = Fastify({
     ...(deps.logger === undefined
       ? {
           logger: {
             level: config.logLevel,
-            // Keys travel only in these two headers; whatever logs a request's headers never shows them.
-            redact: { paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]'], censor: '[redacted]' },
+            // Keys travel only in these two headers, settings sessions in the cookie; whatever logs a request's headers never shows them.
+            redact: { paths: REDACTED_HEADER_PATHS, censor: '[redacted]' },
+            // And whatever a line holds (a URL, an error's message), a key or a token in it is cut out, decoded or not.
+            hooks: { streamWrite: redactSecrets },
             ...(deps.logStream ? { stream: deps.logStream } : {}),
           },
         }
@@ -139,216 +67,31 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     // One line per request is written by our onResponse hook, with the account and key ids.
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => randomUUID(),
-    routerOptions: { ignoreTrailingSlash: true, caseSensitive: true },
+    routerOptions: { ignoreTrailingSlash: true, caseSensitive: true, querystringParser: parseQueryString },
     exposeHeadRoutes: true,
-    return503OnClosing: true,
-    frameworkErrors: (error, request, reply) => {
-      answerFrameworkError(error, request, reply).catch((err: unknown) => request.log.error({ err }, 'could not answer a framework error'));
+    // A request arriving while the server drains is answered by the onRequest hook, in the contract's shape.
+    return503OnClosing: false,
+    requestTimeout: config.connections.requestTimeoutMs,
+    keepAliveTimeout: config.connections.keepAliveTimeoutMs,
+    http: {
+      headersTimeout: config.connections.headersTimeoutMs,
+      // Node checks the timeouts on this interval (30 s by default, so slow headers waited up to 90 s).
+      connectionsCheckingInterval: Math.min(1000, Math.ceil(config.connections.headersTimeoutMs / 2)),
+      // Node answers a missing Host with an empty 400 of its own; the onRequest hook answers it instead.
+      requireHostHeader: false,
     },
+    clientErrorHandler: connectionErrorHandler(ALLOW),
+    frameworkErrors: pipeline.frameworkErrors,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
-  app.setValidatorCompiler(paramValidatorCompiler);
-  // Every endpoint is a GET: a request body is never read, whatever its content type.
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', (_request, _payload, done) => done(null));
+  app.server.maxConnections = config.connections.maxConnections;
+  app.server.on('connect', connectHandler({ allow: ALLOW, log: app.log }));
 
-  app.decorateRequest('principal', null);
-  app.decorateRequest('counted', null);
-  app.decorateRequest('usage', null);
-  app.decorateRequest('burst', null);
-
-  /** Steps 1 to 3: method (405), key (401), plan (403). */
-  async function methodKeyAndPlan(request: FastifyRequest): Promise<Principal> {
-    if (!ACCEPTED_METHODS.has(request.method)) {
-      throw new ApiError('method_not_allowed', `Method ${request.method} is not allowed; use GET, HEAD or OPTIONS.`, {
-        allow: ALLOW,
-      });
-    }
-    return authenticate(request.headers, clock.now(), {
-      findKey: queries.keyByHash,
-      keyPrefix: config.keyPrefix,
-      planLimits: config.planLimits,
-    });
-  }
-
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id);
-    if (request.routeOptions.config.public === true) return;
-    reply.header('cache-control', 'private, no-store');
-    request.principal = await methodKeyAndPlan(request);
-  });
-
-  const rateLimited = (limits: PlanLimits, resetInMs: number, headers: Record<string, string | number>) =>
-    new ApiError('rate_limited', `Over the burst limit of ${limits.perMinute} requests per minute.`, {
-      ...headers,
-      'retry-after': ceilSeconds(resetInMs),
-    });
-
-  /**
-   * Errors the router raises before any hook: a malformed URL (bad percent-encoding) or an over-long path
-   * parameter. Such a URL cannot be routed, but the contract's order still holds: steps 1 to 3 decide first
-   * (a POST is 405, a request without a key 401, whatever its URL), and a request past step 3 counts toward
-   * the burst (section 3) like any other; only then is it a 400. Never counted against the quota.
-   */
-  async function answerFrameworkError(error: Error, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    reply.header('x-request-id', request.id);
-    reply.header('cache-control', 'private, no-store');
-    let apiError: ApiError;
-    try {
-      const principal = await methodKeyAndPlan(request);
-      const now = clock.now();
-      const admission = await meter.admit({
-        accountId: principal.accountId,
-        keyId: principal.keyId,
-        limits: principal.limits,
-        quota: false,
-        now,
-      });
-      const headers = rateLimitHeaders(principal.limits, admission.burst, admission.quota?.used ?? null, now);
-      if (!admission.burst.allowed) throw rateLimited(principal.limits, admission.burst.resetInMs, headers);
-      reply.headers(headers);
-      const code = (error as { code?: unknown }).code;
-      apiError = badRequest(
-        code === 'FST_ERR_MAX_PARAM_LENGTH'
-          ? 'A path parameter is too long to be valid.'
-          : /url/i.test(error.message)
-            ? 'The URL is malformed.'
-            : 'The request is malformed.',
-      );
-    } catch (thrown) {
-      apiError = toApiError(thrown, request, metrics);
-    }
-    void reply
-      .code(apiError.status)
-      .headers(apiError.headers)
-      .type('application/json; charset=utf-8')
-      .send({ error: apiError.code, message: apiError.message });
-  }
-
-  /** Steps 4 to 8: one meter call, then the first failing step decides. */
-  async function admit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    if (request.routeOptions.config.public === true) return;
-    const principal = request.principal;
-    if (principal === null) throw new Error('pipeline: admit before authenticate');
-    const routeConfig = request.routeOptions.config;
-    const meta = routeConfig.meta;
-    let refusal: ApiError | null = null;
-    // The OPTIONS twin of a route carries `preflight` and no `meta`: test it before treating a missing
-    // `meta` as "no such route", or OPTIONS on an existing route would answer 404 instead of 204.
-    if (request.is404) refusal = notFound();
-    else if (routeConfig.preflight) refusal = null;
-    else if (meta === undefined) refusal = notFound();
-    else if (meta.scope !== null && !principal.scopes.has(meta.scope)) {
-      refusal = new ApiError('insufficient_scope', `This endpoint needs the '${meta.scope}' scope, which the key does not have.`);
-    } else if (request.validationError) refusal = badRequest(request.validationError.message);
-    const quota = refusal === null && !routeConfig.preflight && meta !== undefined && meta.quota;
-    const now = clock.now();
-    const admission = await meter.admit({
-      accountId: principal.accountId,
-      keyId: principal.keyId,
-      limits: principal.limits,
-      quota,
-      now,
-    });
-    const headers = rateLimitHeaders(principal.limits, admission.burst, admission.quota?.used ?? null, now);
-    if (!admission.burst.allowed) {
-      metrics.outcome('rate_limited');
-      throw rateLimited(principal.limits, admission.burst.resetInMs, headers);
-    }
-    metrics.outcome('admitted');
-    reply.headers(headers);
-    if (refusal !== null) throw refusal;
-    if (admission.quota !== null && !admission.quota.allowed) {
-      metrics.outcome('quota_exceeded');
-      throw new ApiError('quota_exceeded', `The monthly quota of ${principal.limits.monthly} requests is used up.`, {
-        ...headers,
-        'retry-after': ceilSeconds(monthBounds(now).reset - now),
-      });
-    }
-    if (admission.quota !== null) request.usage = { period: admission.quota.period, used: admission.quota.used };
-    request.burst = { state: admission.burst, now };
-    if (quota) metrics.outcome('counted');
-    if (quota && admission.quota !== null) request.counted = { period: admission.quota.period, day: dayOf(now) };
-  }
-
-  app.addHook('preHandler', admit);
-  app.setNotFoundHandler(async () => {
-    // Reached only when preHandler hooks did not answer (they throw not_found for every 404 route).
-    throw notFound();
-  });
-
-  /**
-   * Gives back the quota count of this request (a 5xx, or a 304 Not Modified) and restates the rate-limit
-   * headers to match. The burst count stays: the request was still made.
-   */
-  async function giveBack(request: FastifyRequest, reply: FastifyReply, outcome: 'given_back' | 'not_modified'): Promise<void> {
-    if (request.counted === null || request.principal === null) return;
-    const { period, day } = request.counted;
-    request.counted = null;
-    try {
-      await meter.refund(request.principal.accountId, request.principal.keyId, period, day);
-      metrics.outcome(outcome);
-      if (request.usage !== null && request.burst !== null) {
-        request.usage = { ...request.usage, used: request.usage.used - 1 };
-        reply.headers(rateLimitHeaders(request.principal.limits, request.burst.state, request.usage.used, request.burst.now));
-      }
-    } catch (refundError) {
-      // The count stays: a request is over-counted at worst, never lost.
-      request.log.warn({ err: refundError }, 'could not give back a counted request');
-    }
-  }
-
-  app.setErrorHandler(async (error: unknown, request, reply) => {
-    const apiError = toApiError(error, request, metrics);
-    if (apiError.status >= 500) await giveBack(request, reply, 'given_back');
-    reply.code(apiError.status).headers(apiError.headers).type('application/json; charset=utf-8');
-    return { error: apiError.code, message: apiError.message };
-  });
-
-  /**
-   * Every 200 carries a strong ETag (a route that streams sets its own before sending); a request whose
-   * If-None-Match names it is answered 304 with no body, and its quota count is given back.
-   */
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (reply.statusCode !== 200 || request.routeOptions.config.public === true) return payload;
-    let etag = reply.getHeader('etag');
-    if (etag === undefined) {
-      if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
-      etag = strongEtag(payload);
-      reply.header('etag', etag);
-    }
-    if (!ifNoneMatchMatches(request.headers['if-none-match'], String(etag))) return payload;
-    await giveBack(request, reply, 'not_modified');
-    reply.code(304).removeHeader('content-type').removeHeader('content-length').removeHeader('content-disposition');
-    // Fastify's HEAD twin ends with an onSend handler of its own that reads the payload: it takes an empty
-    // stream (sending nothing, announcing no length), where null would make it throw.
-    return request.method === 'HEAD' ? Readable.from([]) : null;
-  });
-
-  app.addHook('onResponse', async (request, reply) => {
-    const route = request.routeOptions.url ?? 'unknown';
-    metrics.requests.inc({ route, method: request.method, status: reply.statusCode });
-    metrics.duration.observe({ route }, reply.elapsedTime / 1000);
-    request.log.info(
-      {
-        method: request.method,
-        url: scrub(request.url),
-        route: request.routeOptions.url ?? null,
-        status: reply.statusCode,
-        durationMs: Math.round(reply.elapsedTime * 100) / 100,
-        accountId: request.principal?.accountId ?? null,
-        keyId: request.principal?.keyId ?? null,
-      },
-      'request',
-    );
-  });
-
-  await registerOpenApi(app);
-  await registerReferencePage(app);
-  const scans = store.dialect === 'postgres' ? new ScanLimiter(POSTGRES_SCAN_SLOTS, SCAN_WAIT_MS) : noScanLimit;
-  await app.register(
-    async (api) => registerRoutes(api as unknown as App, { ...deps, queries, cache: new ReadCache(queries.dataVersion), scans }),
-    { prefix: API_PREFIX },
-  );
+  // The API's pipeline sits on the root instance: it answers every URL on the port that no surface claims.
+  pipeline.install(app);
+  await registerApiDocs(app);
+  // The owner's settings screen: its own encapsulated pipeline (cookies, forms, CSRF), outside the API's.
+  await registerSettings(app, deps);
+  await registerApiRoutes(app, deps, queries, metrics);
   return app;
 }

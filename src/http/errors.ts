@@ -2,6 +2,7 @@
  * The error codes of the contract, their statuses and default messages: one table that the error handler
  * and the OpenAPI document both read, so the two cannot drift apart.
  */
+import { redactKeys } from '../keys/api-key.js';
 export const ERROR_STATUS = {
   bad_request: 400,
   unauthorized: 401,
@@ -9,8 +10,10 @@ export const ERROR_STATUS = {
   insufficient_scope: 403,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   rate_limited: 429,
   quota_exceeded: 429,
+  headers_too_large: 431,
   server_error: 500,
   service_unavailable: 503,
 } as const;
@@ -18,16 +21,19 @@ export const ERROR_STATUS = {
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
 export const ERROR_DESCRIPTION: Record<ErrorCode, string> = {
-  bad_request: 'An invalid query or path parameter: unknown, repeated, empty or out of range.',
-  unauthorized: 'Missing, malformed, unknown, revoked or expired key, another auth scheme, or both key headers.',
+  bad_request:
+    'An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8.',
+  unauthorized: 'Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice.',
   forbidden: "Developer API access is not active on the key's account (no plan, or a lapsed one).",
   insufficient_scope: 'The key is valid but lacks the scope this endpoint needs.',
   not_found: 'No such item, or no such route.',
   method_not_allowed: 'Only GET, HEAD and OPTIONS are accepted.',
+  request_timeout: 'The request line and headers did not all arrive within the time allowed.',
+  headers_too_large: 'The request line and headers exceed 16 KB.',
   rate_limited: 'Over the per-minute burst limit; retry after Retry-After seconds.',
   quota_exceeded: 'The monthly quota is used up; it resets at X-RateLimit-Reset.',
   server_error: 'An unexpected error; the request was not counted.',
-  service_unavailable: 'Usage metering or the data store is temporarily unreachable; retry after Retry-After seconds.',
+  service_unavailable: 'Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds.',
 };
 
 export class ApiError extends Error {
@@ -45,3 +51,11 @@ export class ApiError extends Error {
 
 export const badRequest = (message: string) => new ApiError('bad_request', message);
 export const notFound = (message = 'No such route.') => new ApiError('not_found', message);
+
+/**
+ * The contract's error body. A message may quote what the client sent (a parameter's name or value), so
+ * any key in it is cut out, however it was encoded: a key pasted into the wrong place is never echoed.
+ */
+export function errorBody(error: ApiError): { error: ErrorCode; message: string } {
+  return { error: error.code, message: redactKeys(error.message) };
+}

@@ -61,3 +61,29 @@ export function lastFour(key: string): string {
 
 /** Matches anything shaped like a key of any prefix, to scrub keys out of logged text. */
 export const KEY_PATTERN = /[a-z][a-z0-9]{1,15}_live_[0-9A-Za-z]{20,}/g;
+
+/**
+ * A percent-escape, possibly escaped again (`%5F`, `%255F`), of a character a key is made of. Decoding only
+ * those never changes what a text means (they are unreserved in URLs, plain in JSON) and undoes every
+ * way a key can be written in a URL.
+ */
+const KEY_CHARACTER_ESCAPE = /%(?:25)*([0-9A-Fa-f]{2})/g;
+const KEY_CHARACTER = /^[0-9A-Za-z_]$/;
+
+/**
+ * The text with every key in it replaced by `[redacted]`, however it is percent-encoded. Text holding no
+ * key comes back unchanged; text holding one comes back with its key characters decoded, then scrubbed.
+ */
+export function redactKeys(text: string): string {
+  if (!text.includes('_') && !text.includes('%')) return text;
+  const decoded = text.replace(KEY_CHARACTER_ESCAPE, (escape, hex: string) => {
+    const c = String.fromCharCode(parseInt(hex, 16));
+    return KEY_CHARACTER.test(c) ? c : escape;
+  });
+  return decoded.search(KEY_PATTERN) === -1 ? text : decoded.replace(KEY_PATTERN, '[redacted]');
+}
+
+/** How a key is named to people once only its last four characters are kept: `shelf_live_…abcd`. */
+export function keyHint(keyPrefix: string, lastFour: string): string {
+  return `${keyPrefix}_live_…${lastFour}`;
+}

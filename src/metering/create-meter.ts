@@ -1,4 +1,7 @@
-/** Picks the meter once from configuration: Redis when REDIS_URL is set, otherwise the database. */
+/**
+ * Picks the meter once from configuration: Redis when REDIS_URL is set, a Redis Cluster when
+ * REDIS_CLUSTER_URLS is, otherwise the database.
+ */
 import type { Config } from '../config.js';
 import type { Store } from '../store/database.js';
 import type { Meter } from './meter.js';
@@ -7,8 +10,9 @@ import { RedisMeter } from './redis-meter.js';
 import { SqliteMeter } from './sqlite-meter.js';
 
 export async function createMeter(config: Readonly<Config>, store: Store): Promise<Meter> {
-  if (config.redisUrl !== null) {
-    const meter = new RedisMeter(config.redisUrl, { prefix: config.redisKeyPrefix });
+  const target = config.redisUrl ?? (config.redisClusterUrls === null ? null : { cluster: [...config.redisClusterUrls] });
+  if (target !== null) {
+    const meter = new RedisMeter(target, { prefix: config.redisKeyPrefix });
     await meter.ready();
     return meter;
   }

@@ -12,6 +12,12 @@ export interface AdmitRequest {
   /** Count this request against the monthly quota (step 8); false for /me and for rejected requests. */
   quota: boolean;
   now: number;
+  /**
+   * Epoch ms (real time, whatever `now` says) by which the admission must be decided: past it the meter
+   * rejects with MeterUnavailableError, and an admission its store carries out later counts nothing.
+   * Without one, the store's own time limit applies.
+   */
+  deadline?: number;
 }
 
 export interface BurstState {
@@ -43,14 +49,28 @@ export interface KeyDailyUsage {
 
 export interface Meter {
   admit(request: AdmitRequest): Promise<Admission>;
-  /** Gives back one counted request of the period (a 5xx answer). */
-  refund(accountId: number, keyId: number, period: string, day: string): Promise<void>;
+  /**
+   * Gives back one counted request of the period (a 5xx answer). With a deadline (epoch ms, as for
+   * admit) it rejects by then, and a give-back its store carries out later does nothing, so a caller may
+   * try again after a rejection without giving back twice. With a token (the request's id), a give-back
+   * whose store did the work but whose reply was lost is not done again when retried (PostgreSQL keeps the
+   * tokens; SQLite writes synchronously and loses no reply; Redis does not yet, see the README's Reliability).
+   */
+  refund(accountId: number, keyId: number, period: string, day: string, deadline?: number, token?: string): Promise<void>;
   /** Requests counted in the account's current period, for /me and the CLI. */
   used(accountId: number, period: string): Promise<number>;
-  /** Requests per UTC day of one key, newest first, from `sinceDay` to `untilDay` (default: today). */
-  keyUsage(keyId: number, sinceDay: string, untilDay?: string): Promise<KeyDailyUsage[]>;
-  /** When each key was last used (any request past the key and plan checks); keys never used are absent. */
-  lastUsed(keyIds: number[]): Promise<Map<number, string>>;
+  /**
+   * Requests per UTC day of one key of the account, newest first, from `sinceDay` to `untilDay` (default:
+   * today). The account is asked for because the Redis meter keeps a key's counts with its account's.
+   */
+  keyUsage(accountId: number, keyId: number, sinceDay: string, untilDay?: string): Promise<KeyDailyUsage[]>;
+  /**
+   * When each of the account's keys was last used (any request past the key and plan checks); keys never
+   * used are absent.
+   */
+  lastUsed(accountId: number, keyIds: number[]): Promise<Map<number, string>>;
+  /** Requests admitted for the account in the 60 seconds up to `now` (its burst window), for the owner's overview. */
+  burstUsed(accountId: number, now: number): Promise<number>;
   /** True when the meter's store answers (readiness). */
   ping(): Promise<boolean>;
   close(): Promise<void>;

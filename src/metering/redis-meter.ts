@@ -4,24 +4,48 @@
  * monthly quota and the key's day, all atomically in one round trip, so limits stay exact across any
  * number of servers. Every key expires, so nothing grows without bound.
  *
- * Redis down: commands fail at once (no offline queue) or after COMMAND_TIMEOUT_MS, the request answers
+ * Redis Cluster: every key one admission touches (the window, the month, the key's day, the last uses) is
+ * named under the account's hash tag, `{a:<accountId>}`, so all of them live in one slot and the script runs
+ * on one master; accounts spread over the masters. Nothing is global: a script may only touch keys of one
+ * slot, and a global key would put every request on one node.
+ *
+ * Redis down: commands fail at once (no offline queue) or at the request's deadline, the request answers
  * 503, and the client reconnects by itself in the background.
+ *
+ * A late admission counts nothing. A server that gives up on Redis cannot take back a script already on the
+ * socket: a Redis that stalled (SIGSTOP, a long fork, a saturated host) runs it when it resumes, after the
+ * client was answered 503. So the script carries a deadline and compares it with Redis's own clock (TIME):
+ * past it, it writes nothing. The deadline is the server's give-up instant less REPLY_MARGIN_MS, the time
+ * a reply has to come back. Should a counted reply still arrive after the server gave up (a slow network,
+ * clocks apart by more than the margin), the server undoes it: the script's unique burst member is removed
+ * once (ZREM says whether it was there), and the quota and day counts with it.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import type { Admission, AdmitRequest, KeyDailyUsage, Meter } from './meter.js';
 import { MeterUnavailableError } from './meter.js';
+import { redisReady } from './redis-ready.js';
 import { WINDOW_MS, dayOf, monthBounds, periodOf } from './periods.js';
+import { settleBy } from '../deadline.js';
 
+/** How long an admission without a request deadline (the CLI, tests), or a readiness ping, waits for Redis. */
 const COMMAND_TIMEOUT_MS = 1000;
+/** The client's own limit for every command: a backstop past any request deadline (see settleBy). */
+const CLIENT_TIMEOUT_MS = 3000;
+const REPLY_MARGIN_MS = 200;
 const DAY_KEPT_S = 400 * 86_400; // per-key days are kept for a year and a bit
 const QUOTA_KEPT_AFTER_RESET_S = 35 * 86_400;
 
-// KEYS: 1 burst zset, 2 quota counter, 3 key day counter, 4 last-used hash
+// KEYS (one hash slot): 1 burst zset, 2 quota counter, 3 key day counter, 4 the account's last-used hash
 // ARGV: 1 now ms, 2 window ms, 3 perMinute, 4 monthly, 5 quota (0/1), 6 member, 7 quota expire-at (s),
-//       8 day ttl (s), 9 key id
-// Returns {allowed, remaining, oldest ms or -1, used, quotaAllowed}
+//       8 day ttl (s), 9 key id, 10 deadline (epoch ms by Redis's clock)
+// Returns {allowed, remaining, oldest ms or -1, used, quotaAllowed}, or {-1} past the deadline.
+// TIME before writes needs effects replication: always on since Redis 7, the default since 5.
 const ADMIT = `
+local time = redis.call('TIME')
+if tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) > tonumber(ARGV[10]) then
+  return {-1}
+end
 local now = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local perMinute = tonumber(ARGV[3])
@@ -50,51 +74,112 @@ end
 return {1, perMinute - n - 1, oldest, used, 1}
 `;
 
-// KEYS: 1 quota counter, 2 key day counter
+// KEYS: 1 quota counter, 2 key day counter; ARGV: 1 deadline (epoch ms by Redis's clock), as for ADMIT
 const REFUND = `
+local time = redis.call('TIME')
+if tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) > tonumber(ARGV[1]) then
+  return 0
+end
 if tonumber(redis.call('GET', KEYS[1]) or '0') > 0 then redis.call('DECR', KEYS[1]) end
 if tonumber(redis.call('GET', KEYS[2]) or '0') > 0 then redis.call('DECR', KEYS[2]) end
 return 1
 `;
 
+// Undoes one admission the server gave up on. KEYS: 1 burst zset, 2 quota counter, 3 key day counter;
+// ARGV: 1 the admission's member, 2 whether it counted toward the quota (0/1). Removing the member is what
+// makes the undo happen once, however many times it is sent.
+const UNDO = `
+if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 and ARGV[2] == '1' then
+  if tonumber(redis.call('GET', KEYS[2]) or '0') > 0 then redis.call('DECR', KEYS[2]) end
+  if tonumber(redis.call('GET', KEYS[3]) or '0') > 0 then redis.call('DECR', KEYS[3]) end
+end
+return 1
+`;
+
 const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
 /** Scripts by their SHA-1, computed once: EVALSHA on every request, EVAL only after a Redis restart. */
-const SHAS = new Map<string, string>([ADMIT, REFUND].map((script) => [script, sha1(script)]));
+const SHAS = new Map<string, string>([ADMIT, REFUND, UNDO].map((script) => [script, sha1(script)]));
+
+/** A key of one account: under its hash tag, so every key an admission touches shares one cluster slot. */
+export function accountKey(prefix: string, accountId: number, ...parts: Array<string | number>): string {
+  return `${prefix}{a:${accountId}}:${parts.join(':')}`;
+}
+
+/**
+ * Every key one admission touches, in the order of the script's KEYS: the burst window, the month's
+ * count, the key's day and the account's last uses. A refund and an undo touch some of the same.
+ */
+export function admissionKeys(prefix: string, r: Pick<AdmitRequest, 'accountId' | 'keyId' | 'now'>): string[] {
+  return [
+    accountKey(prefix, r.accountId, 'burst'),
+    accountKey(prefix, r.accountId, 'quota', periodOf(r.now)),
+    accountKey(prefix, r.accountId, 'keyday', r.keyId, dayOf(r.now)),
+    accountKey(prefix, r.accountId, 'lastused'),
+  ];
+}
+
+/** Where the meter's Redis is: one server (REDIS_URL), or the seed nodes of a Redis Cluster (REDIS_CLUSTER_URLS). */
+export type RedisTarget = string | { cluster: string[] };
+
+/** The pause before the next attempt to reconnect (one Redis) or to fetch the cluster's slot map again. */
+const RECONNECT_DELAY_MS = (attempt: number) => Math.min(100 * attempt, 1000);
+
+function connect(target: RedisTarget): Redis | Cluster {
+  const perConnection = {
+    maxRetriesPerRequest: 0,
+    commandTimeout: CLIENT_TIMEOUT_MS,
+    connectTimeout: COMMAND_TIMEOUT_MS,
+  };
+  if (typeof target === 'string') {
+    return new Redis(target, { ...perConnection, enableOfflineQueue: false, retryStrategy: RECONNECT_DELAY_MS, lazyConnect: false });
+  }
+  const seeds = target.cluster.map((url) => {
+    const u = new URL(url);
+    return { host: u.hostname, port: u.port === '' ? 6379 : Number(u.port) };
+  });
+  // The nodes of a cluster share one user, password and TLS setting: the first URL's apply to every node,
+  // including those the client learns of from the slot map.
+  const first = new URL(target.cluster[0] ?? 'redis://127.0.0.1:6379');
+  const auth = {
+    ...(first.username !== '' ? { username: decodeURIComponent(first.username) } : {}),
+    ...(first.password !== '' ? { password: decodeURIComponent(first.password) } : {}),
+    ...(first.protocol === 'rediss:' ? { tls: {} } : {}),
+  };
+  return new Cluster(seeds, {
+    // No offline queue: while the slot map is unknown, commands fail at once (503), as with one Redis.
+    enableOfflineQueue: false,
+    clusterRetryStrategy: RECONNECT_DELAY_MS,
+    // A moved slot or a failover is followed briefly; past the request's deadline settleBy answers 503.
+    retryDelayOnFailover: 100,
+    retryDelayOnClusterDown: 100,
+    slotsRefreshTimeout: COMMAND_TIMEOUT_MS,
+    redisOptions: { ...perConnection, ...auth },
+  });
+}
 
 export class RedisMeter implements Meter {
-  private readonly redis: Redis;
+  private readonly redis: Redis | Cluster;
   private readonly prefix: string;
   private readonly server = randomUUID().slice(0, 8);
   private sequence = 0;
 
-  constructor(url: string, options: { prefix?: string } = {}) {
+  constructor(target: RedisTarget, options: { prefix?: string } = {}) {
     this.prefix = options.prefix ?? 'shelfapi:';
-    this.redis = new Redis(url, {
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: COMMAND_TIMEOUT_MS,
-      connectTimeout: COMMAND_TIMEOUT_MS,
-      retryStrategy: (attempt) => Math.min(100 * attempt, 1000),
-      lazyConnect: false,
-    });
-    // Connection errors surface as failed commands (503); the client keeps reconnecting.
+    this.redis = connect(target);
+    // Connection errors surface as failed commands (503); the client keeps reconnecting. An 'error' event
+    // without a listener would end the process.
     this.redis.on('error', () => {});
+    // The cluster client reports each node's connection errors apart: a node going away must not either.
+    if (this.redis instanceof Cluster) this.redis.on('node error', () => {});
   }
 
   /** Resolves once connected, or rejects after the timeout (start-up waits for Redis). */
-  async ready(timeoutMs = 5000): Promise<void> {
-    if (this.redis.status === 'ready') return;
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new MeterUnavailableError(new Error('Redis is not reachable'))), timeoutMs);
-      this.redis.once('ready', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+  ready(timeoutMs = 5000): Promise<void> {
+    return redisReady(this.redis, timeoutMs);
   }
 
-  private key(...parts: Array<string | number>): string {
-    return this.prefix + parts.join(':');
+  private key(accountId: number, ...parts: Array<string | number>): string {
+    return accountKey(this.prefix, accountId, ...parts);
   }
 
   private async script(source: string, keys: string[], args: Array<string | number>): Promise<unknown> {
@@ -112,29 +197,30 @@ export class RedisMeter implements Meter {
 
   async admit(r: AdmitRequest): Promise<Admission> {
     const period = periodOf(r.now);
-    const day = dayOf(r.now);
     const { reset } = monthBounds(r.now);
-    const result = (await this.script(
-      ADMIT,
-      [
-        this.key('burst', r.accountId),
-        this.key('quota', r.accountId, period),
-        this.key('keyday', r.keyId, day),
-        this.key('lastused'),
-      ],
-      [
-        r.now,
-        WINDOW_MS,
-        r.limits.perMinute,
-        r.limits.monthly,
-        r.quota ? 1 : 0,
-        `${r.now}-${this.server}-${this.sequence++}`,
-        Math.floor(reset / 1000) + QUOTA_KEPT_AFTER_RESET_S,
-        DAY_KEPT_S,
-        r.keyId,
-      ],
-    )) as [number, number, number, number, number];
-    const [allowed, remaining, oldest, used, quotaAllowed] = result;
+    const keys = admissionKeys(this.prefix, r);
+    const member = `${r.now}-${this.server}-${this.sequence++}`;
+    const giveUpAt = r.deadline ?? Date.now() + COMMAND_TIMEOUT_MS;
+    const reply = this.script(ADMIT, keys, [
+      r.now,
+      WINDOW_MS,
+      r.limits.perMinute,
+      r.limits.monthly,
+      r.quota ? 1 : 0,
+      member,
+      Math.floor(reset / 1000) + QUOTA_KEPT_AFTER_RESET_S,
+      DAY_KEPT_S,
+      r.keyId,
+      giveUpAt - REPLY_MARGIN_MS,
+    ]) as Promise<number[]>;
+    let result: number[];
+    try {
+      result = await settleBy(giveUpAt, reply, 'metering', (late) => this.undo(keys, member, r.quota && late[4] === 1 && late[0] === 1));
+    } catch (error) {
+      throw error instanceof MeterUnavailableError ? error : new MeterUnavailableError(error);
+    }
+    const [allowed = -1, remaining = 0, oldest = -1, used = 0, quotaAllowed = 0] = result;
+    if (allowed === -1) throw new MeterUnavailableError(new Error('Redis ran the admission after its deadline'));
     if (allowed === 0) {
       const resetInMs = oldest < 0 ? WINDOW_MS : oldest + WINDOW_MS - r.now;
       return { burst: { allowed: false, remaining: 0, resetInMs }, quota: null };
@@ -145,25 +231,40 @@ export class RedisMeter implements Meter {
     };
   }
 
-  async refund(accountId: number, keyId: number, period: string, day: string): Promise<void> {
-    await this.script(REFUND, [this.key('quota', accountId, period), this.key('keyday', keyId, day)], []);
+  /** Takes back an admission that was decided after the server gave up on it (see the file comment). */
+  private undo(keys: string[], member: string, counted: boolean): void {
+    const [burst = '', quota = '', keyday = ''] = keys;
+    // A failure leaves the request counted: over-counted at worst, as for a refund that fails.
+    this.script(UNDO, [burst, quota, keyday], [member, counted ? 1 : 0]).catch(() => {});
+  }
+
+  async refund(accountId: number, keyId: number, period: string, day: string, deadline?: number): Promise<void> {
+    const giveUpAt = deadline ?? Date.now() + COMMAND_TIMEOUT_MS;
+    const reply = this.script(REFUND, [this.key(accountId, 'quota', period), this.key(accountId, 'keyday', keyId, day)], [giveUpAt - REPLY_MARGIN_MS]);
+    let done: unknown;
+    try {
+      done = await settleBy(giveUpAt, reply, 'the give-back');
+    } catch (error) {
+      throw error instanceof MeterUnavailableError ? error : new MeterUnavailableError(error);
+    }
+    if (done !== 1) throw new MeterUnavailableError(new Error('Redis ran the give-back after its deadline'));
   }
 
   async used(accountId: number, period: string): Promise<number> {
     try {
-      return Number((await this.redis.get(this.key('quota', accountId, period))) ?? 0);
+      return Number((await this.redis.get(this.key(accountId, 'quota', period))) ?? 0);
     } catch (error) {
       throw new MeterUnavailableError(error);
     }
   }
 
-  async keyUsage(keyId: number, sinceDay: string, untilDay = dayOf(Date.now())): Promise<KeyDailyUsage[]> {
+  async keyUsage(accountId: number, keyId: number, sinceDay: string, untilDay = dayOf(Date.now())): Promise<KeyDailyUsage[]> {
     const days: string[] = [];
     const end = Date.parse(`${untilDay}T00:00:00.000Z`);
     for (let ms = Date.parse(`${sinceDay}T00:00:00.000Z`); ms <= end; ms += 86_400_000) days.push(dayOf(ms));
     if (days.length === 0) return [];
     try {
-      const counts = await this.redis.mget(...days.map((d) => this.key('keyday', keyId, d)));
+      const counts = await this.redis.mget(...days.map((d) => this.key(accountId, 'keyday', keyId, d)));
       return days
         .map((day, i) => ({ day, requests: Number(counts[i] ?? 0) }))
         .filter((d) => d.requests > 0)
@@ -173,10 +274,10 @@ export class RedisMeter implements Meter {
     }
   }
 
-  async lastUsed(keyIds: number[]): Promise<Map<number, string>> {
+  async lastUsed(accountId: number, keyIds: number[]): Promise<Map<number, string>> {
     if (keyIds.length === 0) return new Map();
     try {
-      const values = await this.redis.hmget(this.key('lastused'), ...keyIds.map(String));
+      const values = await this.redis.hmget(this.key(accountId, 'lastused'), ...keyIds.map(String));
       const out = new Map<number, string>();
       keyIds.forEach((id, i) => {
         const v = values[i];
@@ -188,9 +289,38 @@ export class RedisMeter implements Meter {
     }
   }
 
-  async ping(): Promise<boolean> {
+  async burstUsed(accountId: number, now: number): Promise<number> {
     try {
-      return (await this.redis.ping()) === 'PONG';
+      // The window is (now - 60 s, now], as the admission script prunes it.
+      return await this.redis.zcount(this.key(accountId, 'burst'), `(${now - WINDOW_MS}`, now);
+    } catch (error) {
+      throw new MeterUnavailableError(error);
+    }
+  }
+
+  /**
+   * One Redis answers, or every master of the cluster does: each one the slot map names (the client drops a
+   * master it lost from its pool, so its pool alone would not show one missing).
+   */
+  async ping(): Promise<boolean> {
+    // Readiness answers within COMMAND_TIMEOUT_MS, not the client's longer backstop.
+    const by = Date.now() + COMMAND_TIMEOUT_MS;
+    let nodes: Redis[] = [];
+    if (this.redis instanceof Cluster) {
+      const pool = new Map(this.redis.nodes('master').map((node) => [`${node.options.host}:${node.options.port}`, node]));
+      const masters = new Set(this.redis.slots.map((owners) => owners[0]));
+      if (masters.size === 0 || masters.has(undefined)) return false;
+      for (const master of masters) {
+        const node = master === undefined ? undefined : pool.get(master);
+        if (node === undefined) return false;
+        nodes.push(node);
+      }
+    } else {
+      nodes = [this.redis];
+    }
+    try {
+      const replies = await Promise.all(nodes.map((node) => settleBy(by, node.ping(), 'ping')));
+      return replies.every((reply) => reply === 'PONG');
     } catch {
       return false;
     }

@@ -12,16 +12,19 @@ import type SqliteDatabase from 'better-sqlite3';
 import type { Admission, AdmitRequest, KeyDailyUsage, Meter } from './meter.js';
 import { MeterUnavailableError } from './meter.js';
 import { WINDOW_MS, dayOf, periodOf } from './periods.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { SQLITE_BUSY_TIMEOUT_MS } from '../store/database.js';
 
 /**
- * After an admission found the file locked for the whole busy_timeout, further admissions make one attempt
- * without waiting, for this long (real time). Why: better-sqlite3 waits synchronously, so with the lock held
- * every request in flight would otherwise wait busy_timeout in turn, blocking the process: the k-th one
- * answered after k seconds, against "503 within 2 seconds" (decisions.md section 3). The first success ends
- * the window, and after it every admission waits as before, so ordinary contention between processes does
- * not turn into 503s.
+ * Waiting for another process's write lock. better-sqlite3 waits synchronously, blocking the event loop for
+ * as long as busy_timeout allows: with the lock held elsewhere every request in flight froze the process
+ * about a second in turn, /healthz included. So a write here blocks for at most LOCK_SPIN_MS, and while
+ * the file stays locked the meter retries from timers, pausing a little longer each time up to
+ * RETRY_MAX_MS, until each request's deadline; the event loop serves everything else meanwhile.
  */
-const FAIL_FAST_MS = 1000;
+const LOCK_SPIN_MS = 5;
+const RETRY_FIRST_MS = 5;
+const RETRY_MAX_MS = 50;
 
 function isBusy(err: unknown): boolean {
   return err instanceof Error && /^SQLITE_BUSY/.test(String((err as { code?: unknown }).code));
@@ -29,6 +32,8 @@ function isBusy(err: unknown): boolean {
 
 interface Pending {
   request: AdmitRequest;
+  /** Epoch ms after which it is refused instead of written (see AdmitRequest.deadline). */
+  deadline: number;
   resolve: (admission: Admission) => void;
   reject: (error: unknown) => void;
 }
@@ -42,8 +47,9 @@ export class SqliteMeter implements Meter {
   private readonly usedStmt: SqliteDatabase.Statement;
   private readonly keyUsageStmt: SqliteDatabase.Statement;
   private readonly lastUsedStmt: SqliteDatabase.Statement;
-  /** performance.now() until which writes do not wait for the lock (see FAIL_FAST_MS). */
-  private failFastUntil = 0;
+  private readonly burstUsedStmt: SqliteDatabase.Statement;
+  /** The pause before the next attempt while the file is locked; 0 once a write went through. */
+  private retryMs = 0;
 
   constructor(private readonly conn: SqliteDatabase.Database) {
     const prune = conn.prepare('DELETE FROM burst_events WHERE account_id = ? AND at_ms <= ?');
@@ -103,6 +109,7 @@ export class SqliteMeter implements Meter {
     );
     this.usedStmt = usedNow;
     this.lastUsedStmt = conn.prepare('SELECT last_used_at AS at FROM api_keys WHERE id = ?');
+    this.burstUsedStmt = conn.prepare('SELECT count(*) FROM burst_events WHERE account_id = ? AND at_ms > ? AND at_ms <= ?').pluck();
     this.keyUsageStmt = conn.prepare(
       'SELECT day, requests FROM key_usage_daily WHERE key_id = ? AND day >= ? AND day <= ? ORDER BY day DESC',
     );
@@ -116,75 +123,110 @@ export class SqliteMeter implements Meter {
     }
   }
 
-  /** Runs a write transaction, waiting for the lock unless the store was just found locked. */
-  private write<T>(fn: () => T): T {
-    if (performance.now() >= this.failFastUntil) {
-      try {
-        return fn();
-      } catch (err) {
-        if (isBusy(err)) this.failFastUntil = performance.now() + FAIL_FAST_MS;
-        throw err;
-      }
-    }
-    // The connection is shared with the store, and better-sqlite3 is synchronous: nothing else runs on it
-    // between setting busy_timeout to 0 and putting it back.
+  /**
+   * One attempt at a write transaction, waiting at most LOCK_SPIN_MS for the lock. The connection is shared
+   * with the store, and better-sqlite3 is synchronous: nothing else runs on it between setting the short
+   * timeout and putting the store's back.
+   */
+  private attempt<T>(fn: () => T): T {
     const timeout = this.conn.pragma('busy_timeout', { simple: true }) as number;
-    this.conn.pragma('busy_timeout = 0');
+    this.conn.pragma(`busy_timeout = ${LOCK_SPIN_MS}`);
     try {
-      const result = fn();
-      this.failFastUntil = 0;
-      return result;
+      return fn();
     } finally {
       this.conn.pragma(`busy_timeout = ${timeout}`);
     }
   }
 
+  /** The next pause while the file stays locked: RETRY_FIRST_MS, doubling up to RETRY_MAX_MS. */
+  private nextRetryMs(): number {
+    this.retryMs = Math.min(RETRY_MAX_MS, Math.max(RETRY_FIRST_MS, this.retryMs * 2));
+    return this.retryMs;
+  }
+
+  /** A write transaction, retried from timers while the file is locked, until `deadline` (epoch ms). */
+  private async write<T>(fn: () => T, deadline: number): Promise<T> {
+    for (;;) {
+      try {
+        const result = this.attempt(fn);
+        this.retryMs = 0;
+        return result;
+      } catch (err) {
+        if (!isBusy(err) || Date.now() >= deadline) throw err;
+      }
+      await sleep(Math.min(this.nextRetryMs(), Math.max(0, deadline - Date.now())));
+    }
+  }
+
   admit(request: AdmitRequest): Promise<Admission> {
     return new Promise((resolve, reject) => {
-      this.pending.push({ request, resolve, reject });
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(() => this.flush());
-      }
+      const deadline = request.deadline ?? Date.now() + SQLITE_BUSY_TIMEOUT_MS;
+      this.pending.push({ request, deadline, resolve, reject });
+      this.scheduleFlush(0);
     });
   }
 
-  /** Decides every admission asked for since the last flush, in one transaction. */
+  private scheduleFlush(delayMs: number): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    if (delayMs === 0) setImmediate(() => this.flush());
+    else setTimeout(() => this.flush(), delayMs);
+  }
+
+  /**
+   * Decides every admission asked for since the last flush, in one transaction. While the file is locked
+   * they wait together for the next attempt, joined by those asked for meanwhile; one past its deadline is
+   * refused without being written, so a request answered 503 never counts.
+   */
   private flush(): void {
     this.flushScheduled = false;
-    const batch = this.pending;
+    const now = Date.now();
+    const batch: Pending[] = [];
+    for (const p of this.pending) {
+      if (now < p.deadline) batch.push(p);
+      else p.reject(new MeterUnavailableError(new Error('the store stayed locked until the deadline')));
+    }
     this.pending = [];
+    if (batch.length === 0) return;
     let admissions: Admission[];
     try {
-      admissions = this.write(() => this.admitBatch(batch.map((p) => p.request)));
+      admissions = this.attempt(() => this.admitBatch(batch.map((p) => p.request)));
     } catch (err) {
+      if (isBusy(err)) {
+        this.pending = batch;
+        this.scheduleFlush(this.nextRetryMs());
+        return;
+      }
       const error = new MeterUnavailableError(err);
       for (const p of batch) p.reject(error);
       return;
     }
+    this.retryMs = 0;
     batch.forEach((p, i) => p.resolve(admissions[i] as Admission));
   }
 
-  refund(accountId: number, keyId: number, period: string, day: string): Promise<void> {
-    return this.guard(() =>
-      this.write(() =>
-        this.conn.transaction(() => {
-          this.refundStmt.run(accountId, period);
-          this.refundDayStmt.run(keyId, day);
-        }).immediate(),
-      ),
-    );
+  async refund(accountId: number, keyId: number, period: string, day: string, deadline?: number): Promise<void> {
+    const giveBack = this.conn.transaction(() => {
+      this.refundStmt.run(accountId, period);
+      this.refundDayStmt.run(keyId, day);
+    }).immediate;
+    try {
+      await this.write(giveBack, deadline ?? Date.now() + SQLITE_BUSY_TIMEOUT_MS);
+    } catch (err) {
+      throw new MeterUnavailableError(err);
+    }
   }
 
   used(accountId: number, period: string): Promise<number> {
     return this.guard(() => (this.usedStmt.get(accountId, period) as { used: number } | undefined)?.used ?? 0);
   }
 
-  keyUsage(keyId: number, sinceDay: string, untilDay = '9999-12-31'): Promise<KeyDailyUsage[]> {
+  // The account is not needed here: key ids are unique in the database (the Redis meter needs it).
+  keyUsage(_accountId: number, keyId: number, sinceDay: string, untilDay = '9999-12-31'): Promise<KeyDailyUsage[]> {
     return this.guard(() => this.keyUsageStmt.all(keyId, sinceDay, untilDay) as KeyDailyUsage[]);
   }
 
-  lastUsed(keyIds: number[]): Promise<Map<number, string>> {
+  lastUsed(_accountId: number, keyIds: number[]): Promise<Map<number, string>> {
     return this.guard(() => {
       const out = new Map<number, string>();
       for (const id of keyIds) {
@@ -193,6 +235,10 @@ export class SqliteMeter implements Meter {
       }
       return out;
     });
+  }
+
+  burstUsed(accountId: number, now: number): Promise<number> {
+    return this.guard(() => this.burstUsedStmt.get(accountId, now - WINDOW_MS, now) as number);
   }
 
   ping(): Promise<boolean> {

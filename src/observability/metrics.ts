@@ -35,6 +35,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly logLinesDropped = new Counter({
+    name: 'shelfapi_log_lines_dropped_total',
+    help: 'Log lines dropped because standard output was not read fast enough (log-destination.ts)',
+    registers: [this.registry],
+  });
+
   constructor(options: { processMetrics?: boolean } = {}) {
     // Event-loop delay at 1 ms resolution: the export must keep it low while it streams.
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 1 });

@@ -24,6 +24,10 @@ export interface ApiKeysTable {
   expires_at: string | null;
   revoked_at: string | null;
   last_used_at: string | null;
+  /** When a rolled key stops working; null unless rolled with a later stop. */
+  retires_at: Generated<string | null>;
+  /** The key that replaced this one when it was rolled. */
+  replaced_by: Generated<number | null>;
 }
 
 export interface CatalogueItemsTable {
@@ -136,6 +140,12 @@ export interface BurstEventsTable {
   at_ms: number;
 }
 
+/** Request ids of counted requests given back (a day), so a retried give-back lands once. */
+export interface RefundTokensTable {
+  token: string;
+  at_ms: number;
+}
+
 /** The number of rows of burst_events per account, kept in step by the meters. */
 export interface BurstWindowsTable {
   account_id: number;
@@ -160,6 +170,84 @@ export interface DataVersionTable {
   version: number;
 }
 
+/** Secrets the servers share, made once (settings screen: handover secret, form token key). */
+export interface SettingsSecretsTable {
+  name: string;
+  value: string;
+  created_at: string;
+}
+
+/** Handover tokens already exchanged, by jti, kept until they would have expired anyway. */
+export interface SettingsHandoverUsesTable {
+  jti: string;
+  expires_at: string;
+}
+
+/** Settings sessions; the cookie's value is never stored, only its SHA-256. */
+export interface SettingsSessionsTable {
+  id_hash: string;
+  account_id: number;
+  created_at: string;
+  last_seen_at: string;
+  address: string | null;
+}
+
+/** A new key waiting to be shown once, encrypted with a key derived from the session's cookie value. */
+export interface SettingsRevealsTable {
+  session_hash: string;
+  key_id: number;
+  secret: string;
+  created_at: string;
+}
+
+/** Create forms already submitted, by their one-time nonce. */
+export interface SettingsFormUsesTable {
+  nonce: string;
+  session_hash: string;
+  created_at: string;
+}
+
+/** The owner's security log: who changed what on the account's keys and plan, and sign-ins. */
+export interface SecurityEventsTable {
+  id: Generated<number>;
+  account_id: number;
+  at: string;
+  kind: string;
+  actor: string; // 'owner' | 'operator'
+  address: string | null;
+  key_id: number | null;
+  key_name: string | null;
+  key_hint: string | null;
+  detail: string | null;
+}
+
+/** Requests of one key per UTC day and outcome (src/metering/usage-stats.ts). */
+export interface KeyOutcomesDailyTable {
+  key_id: number;
+  day: string;
+  outcome: string;
+  requests: number;
+}
+
+/** The latest rejected requests of each key (at most 20 kept per key). */
+export interface KeyRejectionsTable {
+  id: Generated<number>;
+  key_id: number;
+  at: string;
+  method: string;
+  path: string;
+  status: number;
+  error: string;
+  message: string;
+  request_id: string;
+}
+
+export interface KeyLastUseTable {
+  key_id: number;
+  at: string;
+  address: string | null;
+}
+
 export interface Database {
   data_version: DataVersionTable;
   accounts: AccountsTable;
@@ -173,6 +261,16 @@ export interface Database {
   transactions: TransactionsTable;
   burst_events: BurstEventsTable;
   burst_windows: BurstWindowsTable;
+  refund_tokens: RefundTokensTable;
   quota_usage: QuotaUsageTable;
   key_usage_daily: KeyUsageDailyTable;
+  settings_secrets: SettingsSecretsTable;
+  settings_handover_uses: SettingsHandoverUsesTable;
+  settings_sessions: SettingsSessionsTable;
+  settings_reveals: SettingsRevealsTable;
+  settings_form_uses: SettingsFormUsesTable;
+  security_events: SecurityEventsTable;
+  key_outcomes_daily: KeyOutcomesDailyTable;
+  key_rejections: KeyRejectionsTable;
+  key_last_use: KeyLastUseTable;
 }

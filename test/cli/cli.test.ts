@@ -60,13 +60,19 @@ describe('--help on every command and subcommand', () => {
     { path: ['accounts'], json: false },
     { path: ['accounts', 'create'], json: true },
     { path: ['accounts', 'set-plan'], json: true },
+    { path: ['accounts', 'log'], json: true },
     { path: ['keys'], json: false },
     { path: ['keys', 'create'], json: true },
     { path: ['keys', 'list'], json: true },
     { path: ['keys', 'revoke'], json: true },
+    { path: ['keys', 'roll'], json: true },
+    { path: ['keys', 'rename'], json: true },
+    { path: ['keys', 'set-scopes'], json: true },
     { path: ['keys', 'usage'], json: true },
     { path: ['import'], json: false },
     { path: ['import', 'prices'], json: true },
+    { path: ['meter'], json: false },
+    { path: ['meter', 'upgrade-keys'], json: true },
     { path: ['openapi'], json: false },
   ];
   const results = new Map<string, CliResult>();
@@ -91,6 +97,15 @@ describe('--help on every command and subcommand', () => {
 
   it('--help touches no store', () => {
     assert.equal(existsSync(db), false);
+  });
+});
+
+describe('meter upgrade-keys', () => {
+  it('without REDIS_URL: refused, saying only a single Redis holds the old key names', async () => {
+    const result = await runCli(['meter', 'upgrade-keys'], { DATABASE_URL: tmp.db('upgrade-keys') });
+    assert.equal(result.code, 1);
+    assert.equal(result.stdout, '');
+    assert.equal(result.stderr, 'shelfapi: REDIS_URL is not set: only a single Redis can hold counts under the old key names\n');
   });
 });
 
@@ -149,17 +164,19 @@ describe('accounts and keys', () => {
 
   it('refuses a bad plan, a bad email, a duplicate email, a plan status with plan none: one line, nothing written', async () => {
     const before = await tableCounts(store);
-    const [badPlan, badEmail, duplicate, noneWithStatus] = await Promise.all([
+    const [badPlan, badEmail, duplicate, noneWithStatus, otherCase] = await Promise.all([
       runCli(['accounts', 'create', '--email', 'cy@example.com', '--plan', 'gold', '--json'], env),
       runCli(['accounts', 'create', '--email', 'not-an-email', '--plan', 'addon', '--json'], env),
       runCli(['accounts', 'create', '--email', 'ann@example.com', '--plan', 'addon', '--json'], env),
       runCli(['accounts', 'create', '--email', 'cy@example.com', '--plan', 'none', '--plan-status', 'active'], env),
+      runCli(['accounts', 'create', '--email', 'ANN@Example.com', '--plan', 'addon', '--json'], env),
     ]);
     assertRefused(badPlan, /plan/);
     assertRefused(badEmail, /email/);
     assertRefused(duplicate, /ann@example\.com/);
     assertRefused(noneWithStatus, /plan-status/);
-    for (const r of [badPlan, badEmail, duplicate, noneWithStatus]) assert.equal(r.code, 1, 'a refused action exits 1');
+    assertRefused(otherCase, /ANN@Example\.com already exists/);
+    for (const r of [badPlan, badEmail, duplicate, noneWithStatus, otherCase]) assert.equal(r.code, 1, 'a refused action exits 1');
     assert.deepEqual(await tableCounts(store), before);
   });
 
@@ -201,7 +218,7 @@ describe('accounts and keys', () => {
   });
 
   it('KEY_PREFIX sets the prefix of a new key; an app with that prefix accepts it, one without refuses it', async () => {
-    const out = parseJsonOutput(await runCli(['keys', 'create', '--account', String(ann), '--scopes', '', '--json'], { ...env, KEY_PREFIX: 'acme' }));
+    const out = parseJsonOutput(await runCli(['keys', 'create', '--account', String(ann), '--scopes', 'export', '--json'], { ...env, KEY_PREFIX: 'acme' }));
     assert.ok(isRecord(out) && typeof out.key === 'string');
     const key = out.key;
     assertKeyForm(key, 'acme');
@@ -209,29 +226,37 @@ describe('accounts and keys', () => {
     apis.push(acme);
     const me = await acme.get(`${V1}/me`, key);
     assert.equal(me.statusCode, 200, me.body);
-    assert.deepEqual(me.json<{ scopes: string[] }>().scopes, [], 'an empty --scopes makes a key with no scope');
+    assert.deepEqual(me.json<{ scopes: string[] }>().scopes, ['export']);
     assert.equal((await api.get(`${V1}/me`, key)).statusCode, 401, 'the default-prefix app refuses an acme key');
   });
 
-  it('keys create refuses an unknown scope, a past expiry, a missing account, a missing --scopes: one line, nothing written', async () => {
+  it('keys create refuses an unknown scope, no scope, a past expiry, a missing account, a missing --scopes: one line, nothing written', async () => {
     const before = await tableCounts(store);
-    const [unknownScope, pastExpiry, noAccount, noScopes] = await Promise.all([
+    const [unknownScope, emptyScopes, pastExpiry, noAccount, noScopes] = await Promise.all([
       runCli(['keys', 'create', '--account', String(ann), '--scopes', 'catalogue:read,catalogue:write', '--json'], env),
+      runCli(['keys', 'create', '--account', String(ann), '--scopes', '', '--json'], env),
       runCli(['keys', 'create', '--account', String(ann), '--scopes', 'export', '--expires-at', '2020-01-01T00:00:00Z', '--json'], env),
       runCli(['keys', 'create', '--account', '999', '--scopes', 'export', '--json'], env),
       runCli(['keys', 'create', '--account', String(ann), '--json'], env),
     ]);
     assertRefused(unknownScope, /catalogue:write/);
-    assertRefused(pastExpiry, /expires-at/);
+    assertRefused(emptyScopes, /at least one scope/);
+    assertRefused(pastExpiry, /expiry must be in the future/);
     assertRefused(noAccount, /account 999/);
     assertRefused(noScopes, /--scopes/);
     assert.deepEqual(await tableCounts(store), before);
   });
 
-  it('accounts set-plan takes effect on the next request; a missing account is refused', async () => {
+  it('accounts set-plan takes effect on the next request; a lapsed account cannot get a new key; a missing account is refused', async () => {
+    assertRefused(await runCli(['keys', 'create', '--account', String(ben), '--scopes', 'catalogue:read', '--json'], env), /not active on account/);
+    parseJsonOutput(await runCli(['accounts', 'set-plan', String(ben), '--plan', 'addon', '--json'], env));
     const created = parseJsonOutput(await runCli(['keys', 'create', '--account', String(ben), '--scopes', 'catalogue:read', '--json'], env));
     assert.ok(isRecord(created) && typeof created.key === 'string');
     const benKey = created.key;
+    assert.deepEqual(
+      parseJsonOutput(await runCli(['accounts', 'set-plan', String(ben), '--plan', 'addon', '--plan-status', 'lapsed', '--json'], env)),
+      { id: ben, plan: 'addon', planStatus: 'lapsed' },
+    );
     const lapsed = await api.get(`${V1}/me`, benKey);
     assert.equal(lapsed.statusCode, 403);
     assert.equal(lapsed.json<{ error: string }>().error, 'forbidden');
@@ -309,6 +334,25 @@ describe('accounts and keys', () => {
     assert.ok(row.revoked_at !== null);
 
     assertRefused(await runCli(['keys', 'revoke', '999'], env), /key 999 does not exist/);
+  });
+
+  it('keys revoke of a revoked key says so, changes nothing, and keeps the first revocation time', async () => {
+    const { revoked_at: first } = await store.db.selectFrom('api_keys').select('revoked_at').where('id', '=', annKey.id).executeTakeFirstOrThrow();
+    const again = await runCli(['keys', 'revoke', String(annKey.id)], env);
+    assertRefused(again, new RegExp(`was already revoked at ${first}; nothing changed`));
+    const { revoked_at: after } = await store.db.selectFrom('api_keys').select('revoked_at').where('id', '=', annKey.id).executeTakeFirstOrThrow();
+    assert.equal(after, first);
+  });
+
+  it('keys create refuses a name over 64 characters or empty once trimmed, writing nothing', async () => {
+    const before = await tableCounts(store);
+    const [long, blank] = await Promise.all([
+      runCli(['keys', 'create', '--account', String(ann), '--scopes', 'catalogue:read', '--name', 'k'.repeat(100_000)], env),
+      runCli(['keys', 'create', '--account', String(ann), '--scopes', 'catalogue:read', '--name', '   '], env),
+    ]);
+    assertRefused(long, /at most 64 characters \(got 100000\)/);
+    assertRefused(blank, /Give the key a name/);
+    assert.deepEqual(await tableCounts(store), before);
   });
 });
 

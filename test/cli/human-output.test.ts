@@ -151,8 +151,9 @@ describe('load, import prices, keys list and keys usage, as a person sees them',
     assert.deepEqual(byName.get('all scopes'), ['1', 'all scopes', last4('alice'), 'active', today, 'never', 'never', 'all']);
     assert.deepEqual(byName.get('no scopes')?.slice(2), [last4('alice-noscope'), 'active', today, 'never', 'never', '(none)']);
     assert.deepEqual(byName.get('revoked')?.slice(3, 4), [`revoked ${today}`]);
-    assert.deepEqual(byName.get('expired')?.slice(3, 6), ['expired', today, '2026-01-01']);
-    const later = Date.parse('2027-01-01T00:00:00.000Z') > Date.now() ? 'active' : 'expired';
+    assert.deepEqual(byName.get('expired')?.slice(3, 6), ['expired 2026-01-01', today, '2026-01-01']);
+    const laterMs = Date.parse('2027-01-01T00:00:00.000Z');
+    const later = laterMs <= Date.now() ? 'expired 2027-01-01' : laterMs - Date.now() <= 7 * 86_400_000 ? 'expires soon' : 'active';
     assert.deepEqual(byName.get('expires later')?.slice(3, 6), [later, today, '2027-01-01']);
     assert.deepEqual(rows.map((r) => Number(r[0])), [1, 2, 3, 4, 5, 6], 'ascending id');
     for (const ref of keys.keys()) assert.ok(!result.stdout.includes(keys.get(ref)!.slice(0, -4)), 'never the key');
@@ -242,7 +243,7 @@ describe('seed and serve --demo-if-empty off a terminal', () => {
     assert.ok(lines.some((l) => /^seed: collection started, \d+ rows$/.test(l)));
   });
 
-  it('serve --demo-if-empty: seed progress on stderr, the demo key and the address on stdout', async () => {
+  it('serve --demo-if-empty: seed progress on stderr, the demo key, the sign-in link and the address on stdout', async () => {
     const port = await freePort();
     const opsPort = await freePort();
     const child = cliProcess(['serve', '--demo-if-empty'], { DATABASE_URL: tmp.db('serve'), PORT: String(port), OPS_PORT: String(opsPort) });
@@ -257,7 +258,10 @@ describe('seed and serve --demo-if-empty off a terminal', () => {
       child.kill('SIGTERM');
     }
     assert.equal(await exited, 0);
-    assert.match(stdout, /^Seeded the demo store \(5000 items\)\. Demo key, shown once:\n\n {2}shelf_live_\w+\n\nshelfapi serving http:/);
+    assert.match(
+      stdout,
+      /^Seeded the demo store \(5000 items\)\. Demo key, shown once:\n\n {2}shelf_live_\w+\n\nManage the demo account's keys .*\n.*\n\n {2}http:\/\/127\.0\.0\.1:\d+\/settings\/sign-in\?token=[\w-]+\.[\w-]+\.[\w-]+\n\nshelfapi serving http:/,
+    );
     assert.doesNotMatch(stdout, /^seed: /m);
     const lines = progressLines(stderr.split('\n').filter((l) => l.startsWith('seed: ')).join('\n') + '\n', 'seed');
     assert.ok(lines.includes('seed: catalogue started, 5,000 rows'));

@@ -28,7 +28,7 @@ export interface CliResult {
 }
 
 /** Environment variables the CLI reads; inherited values are dropped so a developer's shell cannot leak in. */
-const CONFIG_VARS = ['DATABASE_URL', 'REDIS_URL', 'HOST', 'PORT', 'OPS_PORT', 'KEY_PREFIX', 'PLAN_LIMITS', 'LOG_LEVEL'];
+const CONFIG_VARS = ['DATABASE_URL', 'REDIS_URL', 'REDIS_CLUSTER_URLS', 'HOST', 'PORT', 'OPS_PORT', 'KEY_PREFIX', 'PLAN_LIMITS', 'LOG_LEVEL'];
 
 /** Runs `shelfapi <args>` from source (node --import tsx src/cli/bin.ts), with cwd at the checkout root. */
 export function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {

@@ -27,8 +27,27 @@ export class LogCapture extends Writable {
   }
 }
 
-/** Fails when the log holds any of the keys, their secret parts, or anything shaped like a key. */
+/** Every percent-escape decoded, again and again, as a reader of the log could (bad escapes kept). */
+export function decodeAll(text: string): string {
+  let out = text;
+  for (let previous = ''; previous !== out; ) {
+    previous = out;
+    out = out.replace(/%([0-9A-Fa-f]{2})/g, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  }
+  return out;
+}
+
+/**
+ * Fails when the log holds any of the keys, their secret parts, or anything shaped like a key, as written
+ * or once every percent-escape in it is decoded.
+ */
 export function assertNoKeysLogged(log: string, keys: Iterable<string>, where: string): void {
+  const list = [...keys];
+  assertNoKeysIn(log, list, where);
+  assertNoKeysIn(decodeAll(log), list, `${where} (percent-decoded)`);
+}
+
+function assertNoKeysIn(log: string, keys: string[], where: string): void {
   for (const key of keys) {
     const secret = key.slice(key.indexOf('_live_') + '_live_'.length);
     assert.ok(!log.includes(key), `${where}: a key was written to the log`);
@@ -36,4 +55,13 @@ export function assertNoKeysLogged(log: string, keys: Iterable<string>, where: s
   }
   const shaped = log.match(KEY_PATTERN);
   assert.equal(shaped, null, `${where}: something shaped like a key was written to the log`);
+}
+
+/** Fails when the app logged an unexpected error (each one answered 500 server_error), quoting them. */
+export function assertNoServerErrors(logs: LogCapture): void {
+  const unexpected = logs
+    .lines()
+    .filter((line) => line.msg === 'unexpected error')
+    .map((line) => `${String(line.reqId)}: ${String((line.err as { message?: unknown } | undefined)?.message)}`);
+  assert.deepEqual(unexpected, [], 'the app answered 500 server_error (an unexpected error) during the test');
 }

@@ -14,7 +14,7 @@ import { Kysely, SqliteDialect, type SqliteDatabase as KyselySqliteDatabase } fr
 import { buildApp, type App } from '../../src/http/app.js';
 import { hashKey } from '../../src/keys/api-key.js';
 import type { Database } from '../../src/store/schema.js';
-import { keyUsage as keyUsageReport } from '../../src/admin/keys.service.js';
+import { keyUsage as keyUsageReport } from '../../src/services/keys.service.js';
 import { createTestContext, TEST_STORE, type ContextOptions, type TestContext } from './test-app.js';
 
 /** PLAN_LIMITS for the enthusiast plan (alice); bob's addon plan keeps its defaults. */
@@ -113,7 +113,9 @@ export async function lastUsedAt(ctx: TestContext, ref: string): Promise<string 
 
 /** A key's counted requests per UTC day from `sinceDay`, newest first, days without any left out. */
 export async function countedDays(ctx: TestContext, key: number, sinceDay: string): Promise<Array<{ day: string; requests: number }>> {
-  return (await ctx.meter.keyUsage(key, sinceDay)).filter((d) => d.requests > 0);
+  const row = await ctx.store.db.selectFrom('api_keys').select('account_id').where('id', '=', key).executeTakeFirst();
+  assert.ok(row, `key ${key} is not in the store`);
+  return (await ctx.meter.keyUsage(Number(row.account_id), key, sinceDay)).filter((d) => d.requests > 0);
 }
 
 /** Requests counted against the account's quota in a period, as the meter's store holds them. */
@@ -126,7 +128,7 @@ export function storedUsed(ctx: TestContext, account: number, period: string): P
  * Null when the window is not in the database (the Redis meter keeps it in a sorted set of its own).
  */
 export async function storedBurstEvents(ctx: TestContext, account: number): Promise<number | null> {
-  if (ctx.config.redisUrl !== null) return null;
+  if (ctx.config.redisUrl !== null || ctx.config.redisClusterUrls !== null) return null;
   const row = await ctx.store.db
     .selectFrom('burst_events')
     .select((eb) => eb.fn.countAll<number>().as('n'))

@@ -45,7 +45,7 @@ export const url = (path: string): string => `${V1}${path}`;
 export function raw(
   ctx: TestContext,
   path: string,
-  headers: Record<string, string> = {},
+  headers: Record<string, string | string[]> = {},
   method = 'GET',
 ): Promise<LightMyRequestResponse> {
   return ctx.app.inject({ method: method as 'GET', url: path, headers });

@@ -3,7 +3,7 @@
  * outages can be tested without touching the machine's shared servers.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, waitFor } from './server-process.js';
@@ -12,6 +12,10 @@ export interface PrivateRedis {
   url: string;
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** SIGSTOP: the server keeps its connections open and answers nothing (a hung host, a long GC pause). */
+  pause(): void;
+  /** SIGCONT: the server goes on with whatever it had received meanwhile. */
+  resume(): void;
 }
 
 export async function startPrivateRedis(): Promise<PrivateRedis> {
@@ -39,8 +43,13 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
       running.kill('SIGKILL');
     });
   };
+  const signal = (name: NodeJS.Signals) => {
+    const running: ChildProcess | null = child;
+    if (running === null) throw new Error('redis is not running');
+    running.kill(name);
+  };
   await start();
-  return { url: `redis://127.0.0.1:${port}`, start, stop };
+  return { url: `redis://127.0.0.1:${port}`, start, stop, pause: () => signal('SIGSTOP'), resume: () => signal('SIGCONT') };
 }
 
 function postgresBin(name: string): string {
@@ -59,6 +68,10 @@ export interface PrivatePostgres {
   url: string;
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** SIGSTOP to the postmaster and every backend: connections stay open and nothing answers. */
+  pause(): void;
+  /** SIGCONT to the same processes. */
+  resume(): void;
   destroy(): Promise<void>;
 }
 
@@ -72,14 +85,32 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     asPostgres(postgresBin('pg_ctl'), ['-D', data, '-l', join(dir, 'log'), '-w', ...extra, action]);
   const start = async () =>
     pgCtl('start', ['-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`]);
+  let paused: number[] = [];
+  const resume = () => {
+    for (const pid of paused) process.kill(pid, 'SIGCONT');
+    paused = [];
+  };
   const stop = async () => {
+    // A stopped postmaster would never act on pg_ctl's signal.
+    resume();
     if (existsSync(join(data, 'postmaster.pid'))) pgCtl('stop', ['-m', 'immediate']);
+  };
+  /** The postmaster (first line of postmaster.pid) and its children. */
+  const processes = (): number[] => {
+    const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const children = execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' }).split('\n').filter((line) => line !== '');
+    return [postmaster, ...children.map(Number)];
   };
   await start();
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     start,
     stop,
+    pause() {
+      paused = processes();
+      for (const pid of paused) process.kill(pid, 'SIGSTOP');
+    },
+    resume,
     async destroy() {
       await stop();
       rmSync(dir, { recursive: true, force: true });

@@ -2,7 +2,8 @@
  * Builds the real app (the same buildApp as production) over a fresh store, with a clock the test sets.
  * TEST_STORE picks the store the whole suite runs against: `sqlite` (default: a temporary file, metering
  * in the database) or `postgres` (a fresh schema in the machine's PostgreSQL, metering in its Redis).
- * `npm test` runs the suite once for each.
+ * `npm test` runs the suite once for each. With TEST_STORE=postgres and TEST_REDIS_CLUSTER_URLS (seed nodes
+ * of a Redis Cluster, as test/cluster/redis-cluster.test.ts sets it), the meter runs on that cluster instead.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,19 +17,23 @@ import { SqliteMeter } from '../../src/metering/sqlite-meter.js';
 import { PostgresMeter } from '../../src/metering/postgres-meter.js';
 import type { Meter } from '../../src/metering/meter.js';
 import { RedisMeter } from '../../src/metering/redis-meter.js';
+import { DatabaseUsageStats } from '../../src/metering/database-usage-stats.js';
+import { RedisUsageStats } from '../../src/metering/redis-usage-stats.js';
+import type { UsageStats } from '../../src/metering/usage-stats.js';
 import pg from 'pg';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { migrateToLatest, openStore, type Store } from '../../src/store/database.js';
+import { migrateTo, migrateToLatest, openStore, type Store } from '../../src/store/database.js';
 import { loadDataset, type LoadResult } from '../../src/store/load/load-dataset.js';
 import { FIXTURE_NOW, fixture } from './fixture.js';
-import { assertNoKeysLogged, LogCapture } from './log-capture.js';
+import { assertNoKeysLogged, assertNoServerErrors, LogCapture } from './log-capture.js';
 import { KEY_PATTERN } from '../../src/keys/api-key.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
 export const TEST_STORE: StoreKind = process.env.TEST_STORE === 'postgres' ? 'postgres' : 'sqlite';
 export const TEST_POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const TEST_REDIS_CLUSTER_URLS = process.env.TEST_REDIS_CLUSTER_URLS === undefined || process.env.TEST_REDIS_CLUSTER_URLS === '' ? null : process.env.TEST_REDIS_CLUSTER_URLS;
 
 /** A schema of its own in the test database: the URL reaching it, and a function dropping it. */
 export async function freshPostgresSchema(): Promise<{ url: string; drop: () => Promise<void> }> {
@@ -52,32 +57,40 @@ export async function freshPostgresSchema(): Promise<{ url: string; drop: () => 
   };
 }
 
-async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
-  const redis = new Redis(url);
+async function deleteRedisKeys(config: Readonly<Config>, prefix: string): Promise<void> {
+  const seeds = config.redisClusterUrls?.map((url) => ({ host: new URL(url).hostname, port: Number(new URL(url).port) }));
+  const client = seeds === undefined ? new Redis(config.redisUrl ?? TEST_REDIS_URL) : new Cluster(seeds);
   try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
+    if (client instanceof Cluster) await new Promise((resolve) => client.once('ready', resolve));
+    // Each master holds its own keys; one DEL per key, as keys of a cluster may lie in different slots.
+    for (const node of client instanceof Cluster ? client.nodes('master') : [client]) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+        for (const key of keys) await node.del(key);
+        cursor = next;
+      } while (cursor !== '0');
+    }
   } finally {
-    redis.disconnect();
+    client.disconnect();
   }
 }
 
 /** A fresh, migrated store of the kind TEST_STORE names, and the DATABASE_URL that reaches it (for CLI runs). */
-export async function openTestStore(): Promise<{ store: Store; databaseUrl: string; close(): Promise<void> }> {
+export async function openTestStore(
+  options: { upTo?: string } = {},
+): Promise<{ store: Store; databaseUrl: string; close(): Promise<void> }> {
+  const migrate = (store: Store) => (options.upTo === undefined ? migrateToLatest(store) : migrateTo(store, options.upTo));
   if (TEST_STORE === 'postgres') {
     const pg = await freshPostgresSchema();
     const store = openStore({ dialect: 'postgres', url: pg.url });
-    await migrateToLatest(store);
+    await migrate(store);
     return { store, databaseUrl: pg.url, close: async () => { await store.close(); await pg.drop(); } };
   }
   const dir = mkdtempSync(join(tmpdir(), 'shelfapi-store-'));
   const path = join(dir, 'store.sqlite');
   const store = openStore({ dialect: 'sqlite', path });
-  await migrateToLatest(store);
+  await migrate(store);
   return { store, databaseUrl: path, close: async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); } };
 }
 
@@ -88,6 +101,8 @@ export interface TestContext {
   app: App;
   store: Store;
   meter: Meter;
+  /** The owners' per-key statistics the app records into (database, or Redis with the Redis meter). */
+  stats: UsageStats;
   clock: ManualClock;
   config: Readonly<Config>;
   loaded: LoadResult;
@@ -102,6 +117,17 @@ export interface ContextOptions {
   env?: Record<string, string>;
   dataset?: Dataset;
   now?: string;
+  /**
+   * The test makes the app fail on purpose (500 server_error). Otherwise closing the context fails when its
+   * log holds an 'unexpected error' line: a run of the suite shows no 500 that nobody meant.
+   */
+  expectServerErrors?: boolean;
+}
+
+/** The Redis of a TEST_STORE=postgres run, unless the test brings its own (REDIS_URL or REDIS_CLUSTER_URLS). */
+function suiteRedis(env: Record<string, string>): Record<string, string> {
+  if (env.REDIS_URL !== undefined || env.REDIS_CLUSTER_URLS !== undefined) return {};
+  return TEST_REDIS_CLUSTER_URLS === null ? { REDIS_URL: TEST_REDIS_URL } : { REDIS_CLUSTER_URLS: TEST_REDIS_CLUSTER_URLS };
 }
 
 export async function createTestContext(options: ContextOptions = {}): Promise<TestContext> {
@@ -110,7 +136,9 @@ export async function createTestContext(options: ContextOptions = {}): Promise<T
   const config = loadConfig({
     LOG_LEVEL: 'debug',
     DATABASE_URL: postgres ? postgres.url : join(dir, 'test.sqlite'),
-    ...(postgres ? { REDIS_URL: TEST_REDIS_URL } : {}),
+    ...(postgres ? suiteRedis(options.env ?? {}) : {}),
+    // The price guide file goes to this context's directory (removed at close), on PostgreSQL too.
+    EXPORT_DIR: join(dir, 'price-guide'),
     ...options.env,
   });
   const store = openStore(config.database);
@@ -119,15 +147,24 @@ export async function createTestContext(options: ContextOptions = {}): Promise<T
   const loaded = await loadDataset(store, options.dataset ?? fixture(), { keyPrefix: config.keyPrefix, now: clock.now() });
   const redisPrefix = `test:${randomUUID()}:`;
   let meter: Meter;
-  if (config.redisUrl !== null) {
-    const redisMeter = new RedisMeter(config.redisUrl, { prefix: redisPrefix });
+  const redisTarget = config.redisUrl ?? (config.redisClusterUrls === null ? null : { cluster: [...config.redisClusterUrls] });
+  if (redisTarget !== null) {
+    const redisMeter = new RedisMeter(redisTarget, { prefix: redisPrefix });
     await redisMeter.ready();
     meter = redisMeter;
   } else {
     meter = store.sqlite ? new SqliteMeter(store.sqlite) : new PostgresMeter(store.db);
   }
+  let stats: UsageStats;
+  if (config.redisUrl !== null) {
+    const redisStats = new RedisUsageStats(config.redisUrl, { prefix: redisPrefix });
+    await redisStats.ready();
+    stats = redisStats;
+  } else {
+    stats = new DatabaseUsageStats(store);
+  }
   const logs = new LogCapture();
-  const app = await buildApp({ config, store, meter, clock, logStream: logs });
+  const app = await buildApp({ config, store, meter, clock, logStream: logs, stats });
   await app.ready();
   // Every key a test can present: the fixture's, and any a test creates later and sends through `get`.
   const presented = new Set<string>(Object.values(loaded.keys));
@@ -137,6 +174,7 @@ export async function createTestContext(options: ContextOptions = {}): Promise<T
     app,
     store,
     meter,
+    stats,
     clock,
     config,
     loaded,
@@ -153,12 +191,14 @@ export async function createTestContext(options: ContextOptions = {}): Promise<T
     },
     async close() {
       await app.close();
+      await stats.close();
       await meter.close();
       await store.close();
       await postgres?.drop();
-      if (config.redisUrl !== null) await deleteRedisKeys(config.redisUrl, redisPrefix);
+      if (redisTarget !== null) await deleteRedisKeys(config, redisPrefix);
       rmSync(dir, { recursive: true, force: true });
       assertNoKeysLogged(logs.text(), presented, 'app log');
+      if (options.expectServerErrors !== true) assertNoServerErrors(logs);
     },
   };
 }

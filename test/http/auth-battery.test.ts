@@ -44,7 +44,7 @@ describe('the key battery holds for every endpoint', () => {
 
     describe(`GET ${endpoint.path}`, () => {
       /** A refusal: the exact error body, the common headers, and the key nowhere in the response. */
-      async function refused(headers: Record<string, string>, status: number, code: string, key?: string, target = path) {
+      async function refused(headers: Record<string, string | string[]>, status: number, code: string, key?: string, target = path) {
         const res = await raw(ctx, target, headers);
         const body = assertError(res, status, code);
         if (key !== undefined) assertNoKeyLeak(res, key);
@@ -113,6 +113,15 @@ describe('the key battery holds for every endpoint', () => {
         const key = keyOf(ctx, 'alice');
         await refused({ 'x-api-key': key, authorization: `Bearer ${key}` }, 401, 'unauthorized', key);
         await refused({ 'x-api-key': key, authorization: `Bearer ${keyOf(ctx, 'alice-second')}` }, 401, 'unauthorized', key);
+      });
+
+      test('a key header given twice, even with the same valid key: 401', async () => {
+        const key = keyOf(ctx, 'alice');
+        const second = keyOf(ctx, 'alice-second');
+        await refused({ authorization: [`Bearer ${key}`, `Bearer ${key}`] }, 401, 'unauthorized', key);
+        await refused({ authorization: [`Bearer ${key}`, `Bearer ${second}`] }, 401, 'unauthorized', key);
+        await refused({ authorization: [`Bearer ${key}`, 'Basic eDp5'] }, 401, 'unauthorized', key);
+        await refused({ 'x-api-key': [key, key] }, 401, 'unauthorized', key);
       });
 
       for (const scheme of ['Basic', 'Token', 'Digest', 'ApiKey']) {

@@ -339,6 +339,24 @@ describe('GET /prices/export.csv: a large catalogue', () => {
     assert.deepEqual(parsed.slice(1).map((r) => r.fields), expected.map(asCsvFields));
   });
 
+  it('an export still streaming at the request deadline (1.2 s) is streamed to its end, not cut off', async () => {
+    const exportRes = await ctx.app.inject({
+      method: 'GET',
+      url: `${V1}/prices/export.csv`,
+      headers: { 'x-api-key': ctx.loaded.keys.alice! },
+      payloadAsStream: true,
+    });
+    assert.equal(exportRes.statusCode, 200);
+    // A slow reader: nothing is read until well past the deadline, so back-pressure holds the export open.
+    await new Promise((resolve) => setTimeout(resolve, 1600));
+    assert.equal(exportRes.raw.res.writableEnded, false, 'the export was still in progress at the deadline');
+    const parsed = await records(await readAll(exportRes.stream()));
+    assert.equal(parsed.length, BIG + 1);
+    assert.deepEqual(parsed.slice(1).map((r) => r.fields), expected.map(asCsvFields));
+    const troubles = ctx.logs.lines().filter((line) => Number(line.level) >= 40);
+    assert.deepEqual(troubles, [], 'the export logged a warning or an error');
+  });
+
   it('an export and a /me request started together both succeed', async () => {
     const [exported, me] = await Promise.all([ctx.get(`${V1}/prices/export.csv`), ctx.get(`${V1}/me`)]);
     assert.equal(me.statusCode, 200);

@@ -69,4 +69,32 @@ describe('request log', () => {
     assertNoKeysLogged(written, [key, revoked, lookalike], 'request log');
     assert.match(written, /\[redacted\]/, 'the URL is logged with the key scrubbed out');
   });
+
+  it('never writes a key in the log or an answer, however it is percent-encoded', async () => {
+    const key = ctx.loaded.keys.alice!;
+    const partly = key.replaceAll('_', '%5F');
+    const fully = [...key].map((c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`).join('');
+    const twice = key.replaceAll('_', '%255F');
+    const before = ctx.logs.text().length;
+    const answers = await Promise.all([
+      ctx.get(`${V1}/catalogue?search=${partly}`),
+      ctx.get(`${V1}/catalogue?search=${fully}`),
+      ctx.get(`${V1}/catalogue?search=${twice}`),
+      ctx.get(`${V1}/catalogue/${partly}`),
+      ctx.get(`${V1}/catalogue/${fully}`),
+      ctx.get(`${V1}/catalogue/${key}`),
+      ctx.get(`${V1}/catalogue?limit=${key}`),
+      ctx.get(`${V1}/catalogue?offset=${fully}`),
+      ctx.get(`${V1}/catalogue?${key}=1`),
+      ctx.get(`${V1}/catalogue?${partly}%FF=1`),
+      ctx.get(`${V1}/${fully}`),
+    ]);
+    assert.deepEqual(
+      answers.map((r) => r.statusCode),
+      [200, 200, 200, 400, 400, 400, 400, 400, 400, 400, 404],
+    );
+    for (const answer of answers) assertNoKeysLogged(answer.body, [key], `answer ${answer.body}`);
+    assertNoKeysLogged(ctx.logs.text().slice(before), [key], 'request log');
+  });
 });
+

@@ -156,6 +156,31 @@ const searchCases: BadCase[] = [
   { label: 'search of 201 characters on the export', path: `/prices/export.csv?search=${'a'.repeat(201)}`, param: 'search' },
 ];
 
+// Decoded values must be text: no control character (C0, DEL, C1) and nothing that is not UTF-8. A NUL once
+// reached the stores (SQLite's FTS5 "unterminated string", PostgreSQL's "invalid byte sequence": 500s).
+const characterCases: BadCase[] = [
+  { label: 'a NUL inside search', path: '/catalogue?search=a%00b', param: 'search' },
+  { label: 'search of only a NUL', path: '/catalogue?search=%00', param: 'search' },
+  { label: 'a NUL at the end of platform', path: '/catalogue?platform=nes%00', param: 'platform' },
+  { label: 'a NUL in category', path: '/catalogue?category=%00game', param: 'category' },
+  { label: 'a NUL in platform on /prices', path: '/prices?platform=nes%00', param: 'platform' },
+  { label: 'a NUL in search on the export', path: '/prices/export.csv?search=zelda%00', param: 'search' },
+  { label: 'a NUL in upc', path: '/prices?upc=045496870010%00', param: 'upc' },
+  { label: 'a NUL in limit', path: '/catalogue?limit=5%00', param: 'limit' },
+  { label: 'a C0 control (U+0001) in search', path: '/catalogue?search=zelda%01', param: 'search' },
+  { label: 'a tab inside search', path: '/catalogue?search=zelda%09ocarina', param: 'search' },
+  { label: 'an escape (U+001B) in platform', path: '/catalogue?platform=%1B%5B31m', param: 'platform' },
+  { label: 'DEL (U+007F) in category', path: '/catalogue?category=game%7F', param: 'category' },
+  { label: 'a C1 control (U+0085) in search', path: '/prices?search=zelda%C2%85', param: 'search' },
+  { label: 'a byte that is not UTF-8 (%FF) in search', path: '/catalogue?search=%FF', param: 'search' },
+  { label: 'a truncated UTF-8 sequence in platform', path: '/catalogue?platform=%E2%82', param: 'platform' },
+  { label: 'an encoded lone surrogate (CESU-8) in search', path: '/catalogue?search=%ED%A0%80', param: 'search' },
+  { label: 'an over-long encoding of "/" in category', path: '/catalogue?category=%C0%AF', param: 'category' },
+  { label: 'a broken escape (%2) in search', path: '/catalogue?search=a%2', param: 'search' },
+  { label: 'a NUL as a path id', path: '/catalogue/%00', param: 'id' },
+  { label: 'a NUL after a path id', path: '/prices/1%00', param: 'masterItemId' },
+];
+
 function limitCases(): BadCase[] {
   const out: BadCase[] = [];
   for (const [label, value] of BAD_LIMITS) {
@@ -189,6 +214,7 @@ const groups: Array<[string, BadCase[]]> = [
   ['path ids outside 1..9007199254740991 or not ASCII digits', idCases()],
   ['upc other than 6..14 ASCII digits', upcCases],
   ['search empty of non-space or longer than 200', searchCases],
+  ['control characters or bytes that are not UTF-8', characterCases],
 ];
 
 describe('400 bad_request, naming the parameter', () => {

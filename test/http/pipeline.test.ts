@@ -3,8 +3,9 @@
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { changePlan } from '../../src/admin/accounts.service.js';
-import { revoke } from '../../src/admin/keys.service.js';
+import { changePlan } from '../../src/services/accounts.service.js';
+import { OPERATOR } from '../../src/services/actor.js';
+import { revokeKey } from '../../src/services/keys.service.js';
 import { createTestContext, V1, type TestContext } from '../helpers/test-app.js';
 import {
   ALLOW_HEADER,
@@ -430,7 +431,7 @@ describe('step 3 is checked against the store on every request', () => {
     test('a revoke takes effect on the very next request', async () => {
       const ok = await revokeCtx.get(url('/catalogue'), 'alice-second');
       assert.equal(ok.statusCode, 200);
-      await revoke(revokeCtx.store, await keyIdOf(revokeCtx, 'alice-second'), revokeCtx.clock.now());
+      await revokeKey(revokeCtx.store, { keyId: await keyIdOf(revokeCtx, 'alice-second'), now: revokeCtx.clock.now(), keyPrefix: revokeCtx.config.keyPrefix, actor: OPERATOR });
       const body = assertError(await revokeCtx.get(url('/catalogue'), 'alice-second'), 401, 'unauthorized');
       assert.match(body.message, /revoked/i);
       assertError(await revokeCtx.get(url('/me'), 'alice-second'), 401, 'unauthorized');
@@ -439,7 +440,7 @@ describe('step 3 is checked against the store on every request', () => {
 
     test('a revoked key is 401 even on a lapsed account: the key (step 2) is checked before the plan (step 3)', async () => {
       assertError(await revokeCtx.get(url('/catalogue'), 'carol'), 403, 'forbidden');
-      await revoke(revokeCtx.store, await keyIdOf(revokeCtx, 'carol'), revokeCtx.clock.now());
+      await revokeKey(revokeCtx.store, { keyId: await keyIdOf(revokeCtx, 'carol'), now: revokeCtx.clock.now(), keyPrefix: revokeCtx.config.keyPrefix, actor: OPERATOR });
       assertError(await revokeCtx.get(url('/catalogue'), 'carol'), 401, 'unauthorized');
     });
   });

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { importPrices } from '../../src/admin/price-import.service.js';
+import { importPrices } from '../../src/services/price-import.service.js';
 import { openStore, type Store } from '../../src/store/database.js';
 import { loadDataset } from '../../src/store/load/load-dataset.js';
 import { createTestContext, V1, type TestContext } from '../helpers/test-app.js';

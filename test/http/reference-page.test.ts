@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
-import { CONTENT_SECURITY_POLICY, DOCS_PATH } from '../../src/http/reference-page.js';
+import { CONTENT_SECURITY_POLICY, DOCS_PATH } from '../../src/http/api/reference-page.js';
 import { createTestContext, type TestContext } from '../helpers/test-app.js';
 import { ALLOW_HEADER, JSON_TYPE, assertError, burstLeft, keyOf, nextWindow, quotaUsed, raw, url } from '../helpers/pipeline-helpers.js';
 

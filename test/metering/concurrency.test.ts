@@ -71,8 +71,8 @@ describe('one process: N requests in flight, K slots left', () => {
     assert.equal(await storedUsed(ctx, alice, '2026-11'), 10);
     assert.deepEqual((await meUsage(ctx)).usage, { period: '2026-11', used: 10, remaining: 0 });
     const perKey =
-      (await ctx.meter.keyUsage(await keyId(ctx, 'alice'), '2026-11-20'))[0]!.requests +
-      (await ctx.meter.keyUsage(await keyId(ctx, 'alice-second'), '2026-11-20'))[0]!.requests;
+      (await ctx.meter.keyUsage(alice, await keyId(ctx, 'alice'), '2026-11-20'))[0]!.requests +
+      (await ctx.meter.keyUsage(alice, await keyId(ctx, 'alice-second'), '2026-11-20'))[0]!.requests;
     assert.equal(perKey, 10, 'per-key daily counts add up to the account total');
   });
 

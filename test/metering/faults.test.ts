@@ -2,11 +2,14 @@
 // service_unavailable with Retry-After and never serves unmetered, and service resumes by itself; a counted
 // request that ends in a 5xx is given back; 503 responses never count against the quota.
 import { describe, it, type TestContext as NodeTestContext } from 'node:test';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import assert from 'node:assert/strict';
+import { DatabaseUsageStats } from '../../src/metering/database-usage-stats.js';
 import SqliteDatabase from 'better-sqlite3';
 import type { LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import { MeterUnavailableError } from '../../src/metering/meter.js';
+import { RedisMeter } from '../../src/metering/redis-meter.js';
 import { SQLITE_BUSY_TIMEOUT_MS } from '../../src/store/database.js';
 import { createTestContext, V1, type TestContext } from '../helpers/test-app.js';
 import { FIXTURE_NOW } from '../helpers/fixture.js';
@@ -26,11 +29,14 @@ import {
   assertBurstEvents,
   storedUsed,
 } from '../helpers/metering-helpers.js';
+import { startPrivateRedis } from '../helpers/private-services.js';
+import { waitFor } from '../helpers/server-process.js';
 
 const T0 = Date.parse(FIXTURE_NOW);
 
 async function context(t: NodeTestContext, env: Record<string, string>): Promise<TestContext> {
-  const ctx = await createTestContext({ env });
+  // Some of these tests make the handler fail on purpose (500 server_error).
+  const ctx = await createTestContext({ env, expectServerErrors: true });
   t.after(() => ctx.close());
   return ctx;
 }
@@ -89,7 +95,7 @@ describe('the metering store (SQLite) is locked by another connection', SQLITE_O
     // Nothing of the three 503s was recorded: quota, burst window, per-key day, last use.
     assert.equal(await storedUsed(ctx, alice, '2026-11'), 1);
     await assertBurstEvents(ctx, alice, 1);
-    assert.deepEqual(await ctx.meter.keyUsage(await keyId(ctx, 'alice'), '2026-11-01'), [{ day: '2026-11-20', requests: 1 }]);
+    assert.deepEqual(await ctx.meter.keyUsage(alice, await keyId(ctx, 'alice'), '2026-11-01'), [{ day: '2026-11-20', requests: 1 }]);
     assert.equal(await lastUsedAt(ctx, 'alice'), FIXTURE_NOW);
 
     // Service resumes with no restart, and the full burst is there: 1 before + 9 now = 10, then limited.
@@ -134,12 +140,27 @@ describe('the metering store (SQLite) is locked by another connection', SQLITE_O
     assert.equal(ctx.store.sqlite!.pragma('busy_timeout', { simple: true }), SQLITE_BUSY_TIMEOUT_MS);
   });
 
+  it("a stop while the store is locked does not fail on the owners' statistics: what could not be written is counted as dropped", async (t) => {
+    const ctx = await context(t, enthusiastLimits(100, 10));
+    const stats = new DatabaseUsageStats(ctx.store);
+    const lock = lockStore(t, ctx);
+    stats.record({ accountId: accountId(ctx, 'alice'), keyId: await keyId(ctx, 'alice'), at: T0, outcome: 'counted', address: '127.0.0.1', used: true, rejection: null });
+    await stats.close();
+    assert.equal(stats.dropped, 1);
+    lock.release();
+  });
+
   it('requests refused before the meter (401, 405) are answered as usual while it is locked', async (t) => {
     const ctx = await context(t, enthusiastLimits(100, 10));
-    lockStore(t, ctx);
+    const lock = lockStore(t, ctx);
     assert.equal((await ctx.get(`${V1}/catalogue`, null)).statusCode, 401);
     assert.equal((await ctx.get(`${V1}/catalogue`, 'alice-revoked')).statusCode, 401);
     assert.equal((await ctx.get(`${V1}/catalogue`, 'alice', { method: 'POST' })).statusCode, 405);
+    lock.release();
+    // The revoked key's attempt reaches its owner's statistics once the store can be written again.
+    await ctx.stats.flush();
+    const rejected = await ctx.stats.recentRejections(accountId(ctx, 'alice'), await keyId(ctx, 'alice-revoked'));
+    assert.equal(rejected[0]?.status, 401);
   });
 });
 
@@ -168,7 +189,7 @@ describe('a counted request that ends in a 5xx is given back', () => {
     }
     assert.equal(await storedUsed(ctx, alice, '2026-11'), 1);
     assert.deepEqual((await meUsage(ctx)).usage, { period: '2026-11', used: 1, remaining: 4 });
-    assert.deepEqual(await ctx.meter.keyUsage(await keyId(ctx, 'alice'), '2026-11-01'), [{ day: '2026-11-20', requests: 1 }]);
+    assert.deepEqual(await ctx.meter.keyUsage(alice, await keyId(ctx, 'alice'), '2026-11-01'), [{ day: '2026-11-20', requests: 1 }]);
     // The burst, unlike the quota, counts every request past step 3 whatever its outcome (500s included).
     await assertBurstEvents(ctx, alice, 1 + 7 + 1);
 
@@ -203,7 +224,7 @@ describe('a counted request that ends in a 5xx is given back', () => {
     // Endpoints that do not touch the failing table are served and counted meanwhile.
     assert.equal((await ctx.getFaulty(`${V1}/offers`)).statusCode, 200);
     assert.equal(await storedUsed(ctx, alice, '2026-11'), 2);
-    assert.deepEqual(await ctx.meter.keyUsage(await keyId(ctx, 'alice'), '2026-11-01'), [{ day: '2026-11-20', requests: 2 }]);
+    assert.deepEqual(await ctx.meter.keyUsage(alice, await keyId(ctx, 'alice'), '2026-11-01'), [{ day: '2026-11-20', requests: 2 }]);
 
     ctx.setDataFault(null);
     const back = await ctx.getFaulty(`${V1}/listings`);
@@ -214,5 +235,122 @@ describe('a counted request that ends in a 5xx is given back', () => {
     const over = await ctx.getFaulty(`${V1}/listings`);
     assert.equal(over.statusCode, 429);
     errorBody(over, 'quota_exceeded');
+  });
+});
+
+/** Sends a request and measures how long its answer took (real time, whatever the test clock says). */
+async function timed(send: () => Promise<LightMyRequestResponse>): Promise<{ res: LightMyRequestResponse; ms: number }> {
+  const started = performance.now();
+  const res = await send();
+  return { res, ms: Math.round(performance.now() - started) };
+}
+
+describe('the SQLite file is locked by another process: the server waits for the lock without freezing', SQLITE_ONLY, () => {
+  it('requests waiting on the lock answer 503 within 2 s while the event loop keeps answering others', async (t) => {
+    const ctx = await context(t, enthusiastLimits(100, 30));
+    assert.equal((await ctx.get(`${V1}/catalogue`)).statusCode, 200);
+    const lock = lockStore(t, ctx);
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
+    const waiting = Promise.all(Array.from({ length: 10 }, () => timed(() => ctx.get(`${V1}/catalogue/1`))));
+    // A request refused before the meter (no key) stands for /healthz, /readyz and anything else the
+    // process serves meanwhile: it must not wait behind the ten that wait for the lock.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const probe = await timed(() => ctx.get(`${V1}/catalogue`, null));
+    const answered = await waiting;
+    loop.disable();
+    lock.release();
+
+    assert.equal(probe.res.statusCode, 401);
+    assert.ok(probe.ms < 500, `a request needing no lock took ${probe.ms} ms while others waited for it`);
+    const loopMaxMs = Math.round(loop.max / 1e6);
+    assert.ok(loopMaxMs < 500, `the event loop was blocked for ${loopMaxMs} ms`);
+    for (const { res, ms } of answered) {
+      expectUnavailable(res);
+      assert.ok(ms < 2000, `503 after ${ms} ms`);
+    }
+    t.diagnostic(`503 after ${answered.map((a) => a.ms).join(', ')} ms; probe ${probe.ms} ms; longest loop stall ${loopMaxMs} ms`);
+    // Nothing was counted, and the meter takes the lock again at once.
+    assert.equal(await storedUsed(ctx, accountId(ctx, 'alice'), '2026-11'), 1);
+    assert.equal((await ctx.get(`${V1}/catalogue/1`)).statusCode, 200);
+    assert.equal(ctx.store.sqlite!.pragma('busy_timeout', { simple: true }), SQLITE_BUSY_TIMEOUT_MS);
+  });
+
+  it('a lock released before the deadline is taken: the waiting requests are served, not refused', async (t) => {
+    const ctx = await context(t, enthusiastLimits(100, 30));
+    const lock = lockStore(t, ctx);
+    const waiting = Promise.all(Array.from({ length: 5 }, () => ctx.get(`${V1}/catalogue/1`)));
+    setTimeout(() => lock.release(), 300);
+    const answered = await waiting;
+    assert.deepEqual(answered.map((res) => res.statusCode), [200, 200, 200, 200, 200]);
+    assert.equal(await storedUsed(ctx, accountId(ctx, 'alice'), '2026-11'), 5);
+  });
+});
+
+describe('Redis stops answering (SIGSTOP) with admissions already on its socket', () => {
+  it('every request answers 503 within 2 s, and the admissions Redis runs when it resumes count nothing', async (t) => {
+    const redis = await startPrivateRedis();
+    const ctx = await createTestContext({ env: { REDIS_URL: redis.url, ...enthusiastLimits(100, 10) } });
+    t.after(async () => {
+      redis.resume();
+      await ctx.close();
+      await redis.stop();
+    });
+    const alice = accountId(ctx, 'alice');
+    assert.equal((await ctx.get(`${V1}/catalogue/1`)).statusCode, 200);
+
+    redis.pause();
+    const answered = await Promise.all(Array.from({ length: 5 }, () => timed(() => ctx.get(`${V1}/catalogue/1`))));
+    const me = await timed(() => ctx.get(`${V1}/me`));
+    for (const { res, ms } of [...answered, me]) {
+      expectUnavailable(res);
+      assert.ok(ms < 2000, `503 after ${ms} ms`);
+    }
+    t.diagnostic(`503 after ${[...answered, me].map((a) => a.ms).join(', ')} ms`);
+    // Readiness (/readyz) reports the stalled meter within the load balancer's patience too.
+    const pingStarted = performance.now();
+    assert.equal(await ctx.meter.ping(), false);
+    const pingMs = Math.round(performance.now() - pingStarted);
+    assert.ok(pingMs < 2000, `the readiness ping took ${pingMs} ms`);
+
+    redis.resume();
+    // Commands on one connection run in order: once a PING answers, the scripts sent before it have run.
+    await waitFor(() => ctx.meter.ping(), 'redis to answer again');
+    assert.equal(await storedUsed(ctx, alice, '2026-11'), 1, 'a 503 was counted against the quota');
+    const next = await ctx.get(`${V1}/catalogue/1`);
+    assert.equal(next.statusCode, 200, next.body);
+    // 10 per minute: the first request and this one; the six 503s took no slot of the window.
+    assert.equal(parseRateLimit(next).burst.r, 8);
+    assert.deepEqual((await meUsage(ctx)).usage, { period: '2026-11', used: 2, remaining: 98 });
+  });
+});
+
+describe('a Redis admission whose reply comes back after the server gave up on it', () => {
+  it('is undone: the quota, the burst window and the day count are as if it never ran', async (t) => {
+    const redis = await startPrivateRedis();
+    const meter = new RedisMeter(redis.url, { prefix: 'late:' });
+    t.after(async () => {
+      await meter.close();
+      await redis.stop();
+    });
+    await meter.ready();
+    const limits = { monthly: 100, perMinute: 10 };
+    const request = { accountId: 7, keyId: 70, limits, quota: true, now: T0 };
+    assert.equal((await meter.admit(request)).quota?.used, 1);
+
+    // Redis runs the script at once (well before the deadline it is given), but the server cannot read the
+    // reply before it gives up: its event loop is busy past the deadline, and timers run before I/O.
+    const late = meter.admit({ ...request, now: T0 + 1, deadline: Date.now() + 250 });
+    const busyUntil = performance.now() + 400;
+    while (performance.now() < busyUntil) {
+      // a blocked event loop, as under a CPU spike
+    }
+    await assert.rejects(late, MeterUnavailableError);
+
+    await waitFor(async () => (await meter.used(7, '2026-11')) === 1, 'the late admission to be undone', 5000).catch(() => {});
+    assert.equal(await meter.used(7, '2026-11'), 1, 'the late admission stayed counted');
+    assert.deepEqual(await meter.keyUsage(7, 70, '2026-11-01', '2026-11-30'), [{ day: '2026-11-20', requests: 1 }]);
+    // The burst window holds the first admission only: 10 per minute, 8 left after the next one.
+    assert.equal((await meter.admit({ ...request, now: T0 + 2 })).burst.remaining, 8);
   });
 });

@@ -5,7 +5,7 @@
 import { describe, it, type TestContext as NodeTestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { changePlan } from '../../src/admin/accounts.service.js';
+import { changePlan } from '../../src/services/accounts.service.js';
 import type { PlanLimits } from '../../src/domain/scopes.js';
 import { createTestContext, TEST_STORE, V1, type TestContext } from '../helpers/test-app.js';
 import { FIXTURE_NOW } from '../helpers/fixture.js';
@@ -92,7 +92,7 @@ describe(`the meter (${TEST_STORE === 'sqlite' ? 'SqliteMeter' : 'RedisMeter'}),
     for (let i = 0; i < 5; i++) assert.equal((await ctx.meter.admit({ accountId: alice, keyId: key, limits, quota: true, now: T0 })).burst.allowed, false);
     await assertBurstEvents(ctx, alice, 2);
     assert.equal(await storedUsed(ctx, alice, '2026-11'), 2);
-    assert.deepEqual(await ctx.meter.keyUsage(key, '2026-11-01'), [{ day: '2026-11-20', requests: 2 }]);
+    assert.deepEqual(await ctx.meter.keyUsage(alice, key, '2026-11-01'), [{ day: '2026-11-20', requests: 2 }]);
   });
 
   it('counts the quota only when asked; at the limit it refuses the quota but the burst slot is taken', async (t) => {

@@ -53,6 +53,18 @@ describe('PostgresMeter', { skip: TEST_STORE !== 'postgres' ? 'runs in the Postg
     assert.deepEqual((await admit(Date.parse('2026-12-01T00:00:00.000Z'))).quota, { allowed: true, used: 1, period: '2026-12' });
   });
 
+  it('a give-back tried again with the same token (its first reply lost) gives back once', async () => {
+    const limits = { monthly: 10, perMinute: 1000 };
+    const { accounts } = await loadDataset(opened.store, { accounts: [{ ref: 'retried', email: 'retried@example.com', plan: 'addon' }] }, { keyPrefix: 'shelf', now: NOW });
+    const account = accounts.retried!;
+    for (let i = 0; i < 3; i++) await meter.admit({ accountId: account, keyId: aliceKey, limits, quota: true, now: NOW });
+    await meter.refund(account, aliceKey, '2026-11', '2026-11-20', undefined, 'request-1');
+    await meter.refund(account, aliceKey, '2026-11', '2026-11-20', undefined, 'request-1');
+    assert.equal(await meter.used(account, '2026-11'), 2, 'the same request given back twice counts once');
+    await meter.refund(account, aliceKey, '2026-11', '2026-11-20', undefined, 'request-2');
+    assert.equal(await meter.used(account, '2026-11'), 1, 'another request is given back');
+  });
+
   it('exact under concurrency: 40 admissions in flight with 7 slots left admit exactly 7', async () => {
     const { accounts } = await loadDataset(opened.store, { accounts: [{ ref: 'race', email: 'race@example.com', plan: 'addon' }] }, { keyPrefix: 'shelf', now: NOW });
     const limits = { perMinute: 7, monthly: 1000 };

@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import type { Store } from '../../src/store/database.js';
 import { DatasetError, loadDataset, type DatasetInput } from '../../src/store/load/load-dataset.js';
 import type { ProgressSink } from '../../src/store/load/progress.js';
-import { generateDemo } from '../../src/store/demo/generate-demo.js';
+import { generateDemo } from '../../src/demo/index.js';
 import { FIXTURE_NOW, fixture } from '../helpers/fixture.js';
 import { assertRefused, runCli, tableCounts, tempDir } from '../helpers/cli-helpers.js';
-import { openTestStore } from '../helpers/test-app.js';
+import { openTestStore, TEST_STORE } from '../helpers/test-app.js';
 
 const NOW = Date.parse(FIXTURE_NOW);
 const NOW_ISO = new Date(NOW).toISOString();
@@ -132,6 +132,16 @@ describe('loadDataset refuses a file that breaks a rule, naming the section and 
     // Shape of the file
     ['an unknown field', set('catalogue', 1, { colour: 'red' }), /^catalogue row 2: unknown field 'colour'/],
     ['a missing required field', drop('listings', 0, 'currency'), /^listings row 1: field 'currency' is required/],
+    // A field named after an Object.prototype member is unknown like any other (JSON.parse makes it an own field).
+    ['a __proto__ field', set('catalogue', 1, JSON.parse('{"__proto__": {"status": "PUBLISHED"}}') as Row), /^catalogue row 2: unknown field '__proto__'/],
+    ['a __proto__ field on an account', set('accounts', 0, JSON.parse('{"__proto__": null}') as Row), /^accounts row 1: unknown field '__proto__'/],
+    ['a constructor field on a key', set('keys', 0, { constructor: 'x' }), /^keys row 1: unknown field 'constructor'/],
+    ['a toString field on a price', set('prices', 0, { toString: 1 }), /^prices row 1: unknown field 'toString'/],
+    // Key names: 1 to 64 characters once trimmed.
+    ['a key name of 65 characters', set('keys', 1, { name: 'k'.repeat(65) }), /^keys row 2: .*64 characters/],
+    ['a key name of 100 kB', set('keys', 0, { name: 'k'.repeat(100_000) }), /^keys row 1: .*64 characters/],
+    ['an empty key name', set('keys', 1, { name: '' }), /^keys row 2: .*name/],
+    ['a key name of spaces', set('keys', 1, { name: '   ' }), /^keys row 2: .*name/],
     ['a row that is not an object', (d) => void (d.offers![1] = [] as unknown as Row), /^offers row 2: /],
     // Bad values
     ['a bad catalogue status', set('catalogue', 2, { status: 'LIVE' }), /^catalogue row 3: field 'status'/],
@@ -184,6 +194,7 @@ describe('loadDataset refuses a file that breaks a rule, naming the section and 
     ['an account ref twice', set('accounts', 1, { ref: 'eve' }), /^accounts row 2: ref 'eve'/],
     ['a key ref twice', set('keys', 1, { ref: 'eve-key' }), /^keys row 2: ref 'eve-key'/],
     ['an email twice in the file', set('accounts', 1, { email: 'eve@example.com' }), /^accounts row 2: .*eve@example\.com/],
+    ['an email twice in the file, in another case', set('accounts', 1, { email: 'EVE@Example.com' }), /^accounts row 2: .*EVE@Example\.com/],
     ['two price records of one item at one scrapeDate', set('prices', 1, { masterItemId: 101, scrapeDate: '2026-11-01T00:00:00+00:00' }), /^prices row 2: /],
     ['a publicToken twice in the file', set('listings', 1, { publicToken: 'pub_eve101' }), /^listings row 2: publicToken/],
     // Rows that already exist in the store
@@ -193,6 +204,7 @@ describe('loadDataset refuses a file that breaks a rule, naming the section and 
     ['an offer id of the store', set('offers', 2, { id: 1 }), /^offers row 3: id 1 already exists in the store/],
     ['a transaction id of the store', set('transactions', 0, { id: 2 }), /^transactions row 1: id 2 already exists in the store/],
     ['an email of the store', set('accounts', 1, { email: 'alice@example.com' }), /^accounts row 2: .*alice@example\.com already exists/],
+    ['an email of the store, in another case', set('accounts', 1, { email: 'Alice@EXAMPLE.com' }), /^accounts row 2: .*Alice@EXAMPLE\.com already exists/],
     ['a publicToken of the store', set('listings', 0, { publicToken: 'pub_alice1' }), /^listings row 1: publicToken/],
     // Pinned: `load` adds price records, it does not upsert them (that is `import prices`).
     ['a price record the store already holds', set('prices', 2, { masterItemId: 1, scrapeDate: '2026-11-15T00:00:00.000Z' }), /^prices row 3: /],
@@ -470,6 +482,8 @@ describe('loadDataset: progress for a display', () => {
     assert.deepEqual(events, [
       'start accounts 1', 'end accounts 1',
       'start catalogue 12000', 'update catalogue 5000', 'update catalogue 10000', 'update catalogue 12000', 'end catalogue 12000',
+      // PostgreSQL builds the search index of an empty catalogue once its rows are in (bulk-insert.ts).
+      ...(TEST_STORE === 'postgres' ? ['start search index null', 'end search index null'] : []),
       'start prices 1', 'update prices 1', 'end prices 1',
       'start current prices 1', 'update current prices 1', 'end current prices 1',
       'start statistics null', 'end statistics null',

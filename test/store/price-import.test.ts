@@ -6,8 +6,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { InputError } from '../../src/admin/input-error.js';
-import { importPrices, type ImportResult } from '../../src/admin/price-import.service.js';
+import { InputError } from '../../src/services/input-error.js';
+import { importPrices, type ImportResult } from '../../src/services/price-import.service.js';
 import { EXPORT_COLUMNS as CSV_COLUMNS } from '../../src/store/repositories/price-export.js';
 import type { Store } from '../../src/store/database.js';
 import { loadDataset } from '../../src/store/load/load-dataset.js';
@@ -277,5 +277,21 @@ describe('import prices: round trip of the export', () => {
     assert.equal(result.code, 1);
     assert.deepEqual(await priceState(ctx.store), before);
     assert.equal(fixture().prices!.length, (await tableCounts(ctx.store)).price_records);
+  });
+});
+
+describe('import prices: a file of only a header', () => {
+  it('changes nothing: the data version and every ETag stay as they were', async () => {
+    const ctx = await context();
+    const version = async () => (await ctx.store.db.selectFrom('data_version').select('version').executeTakeFirstOrThrow()).version;
+    const etags = async () =>
+      Promise.all([`${V1}/prices`, `${V1}/prices/export.csv`, `${V1}/catalogue`].map(async (url) => (await ctx.get(url)).headers.etag));
+    const versionBefore = await version();
+    const etagsBefore = await etags();
+    for (const text of [HEADER, CSV_COLUMNS.join(',')]) {
+      assert.deepEqual(await importText(ctx.store, text), { rows: 0, items: 0 });
+    }
+    assert.equal(await version(), versionBefore, 'the data version is unchanged');
+    assert.deepEqual(await etags(), etagsBefore, 'every ETag is unchanged');
   });
 });

@@ -3,7 +3,7 @@
  * `schema.ts` (openapi.json); calls go through openapi-fetch.
  */
 export { createShelfClient, type GetOptions, type RequestOptions, type ShelfClient, type ShelfClientOptions } from './client.js';
-export { csvRecords, priceRows, PRICE_CSV_COLUMNS } from './csv.js';
+export { CsvSyntaxError, csvRecords, priceRows, PRICE_CSV_COLUMNS } from './csv.js';
 export { parseRetryAfter, ShelfApiError, type ShelfApiErrorCode, type ShelfApiErrorInit } from './errors.js';
 export type { RetryEvent } from './retry.js';
 export type { paths, components } from './schema.js';

@@ -91,7 +91,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty or out of range. */
+                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
                 400: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -107,7 +107,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, or both key headers. */
+                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
                 401: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -183,7 +183,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable; retry after Retry-After seconds. */
+                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
                 503: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -225,11 +225,11 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description Split on white space; an item matches when its name contains every term, ignoring case and accents. %, _ and \ are literal. */
+                    /** @description Split on white space; an item matches when its name contains every term, ignoring case and accents. %, _ and \ are literal. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
                     search?: string;
-                    /** @description Case-insensitive equality with the platform. */
+                    /** @description Case-insensitive equality with the platform. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
                     platform?: string;
-                    /** @description Case-insensitive equality with the category. */
+                    /** @description Case-insensitive equality with the category. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
                     category?: string;
                     /** @description 6..14 ASCII digits, exact equality with the UPC of the latest price record. */
                     upc?: string;
@@ -322,7 +322,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty or out of range. */
+                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
                 400: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -338,7 +338,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, or both key headers. */
+                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
                 401: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -414,7 +414,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable; retry after Retry-After seconds. */
+                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
                 503: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -536,7 +536,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty or out of range. */
+                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
                 400: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -552,7 +552,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, or both key headers. */
+                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
                 401: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -644,7 +644,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable; retry after Retry-After seconds. */
+                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
                 503: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -686,9 +686,9 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description Split on white space; an item matches when its name contains every term, ignoring case and accents. %, _ and \ are literal. */
+                    /** @description Split on white space; an item matches when its name contains every term, ignoring case and accents. %, _ and \ are literal. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
                     search?: string;
-                    /** @description Case-insensitive equality with the platform. */
+                    /** @description Case-insensitive equality with the platform. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
                     platform?: string;
                     /** @description 6..14 ASCII digits, exact equality with the UPC of the latest price record. */
                     upc?: string;
@@ -782,7 +782,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty or out of range. */
+                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
                 400: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -798,7 +798,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, or both key headers. */
+                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
                 401: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -874,7 +874,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable; retry after Retry-After seconds. */
+                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
                 503: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -916,9 +916,9 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description Split on white space; an item matches when its name contains every term, ignoring case and accents. %, _ and \ are literal. */
+                    /** @description Split on white space; an item matches when its name contains every term, ignoring case and accents. %, _ and \ are literal. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
                     search?: string;
-                    /** @description Case-insensitive equality with the platform. */
+                    /** @description Case-insensitive equality with the platform. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
                     platform?: string;
                     /** @description 6..14 ASCII digits, exact equality with the UPC of the latest price record. */
                     upc?: string;
@@ -980,7 +980,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty or out of range. */
+                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
                 400: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -996,7 +996,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, or both key headers. */
+                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
                 401: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -1072,7 +1072,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable; retry after Retry-After seconds. */
+                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
                 503: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -1195,7 +1195,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty or out of range. */
+                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
                 400: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -1211,7 +1211,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, or both key headers. */
+                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
                 401: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -1303,7 +1303,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable; retry after Retry-After seconds. */
+                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
                 503: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -1452,7 +1452,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty or out of range. */
+                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
                 400: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -1468,7 +1468,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, or both key headers. */
+                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
                 401: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -1544,7 +1544,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable; retry after Retry-After seconds. */
+                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
                 503: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -1650,7 +1650,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty or out of range. */
+                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
                 400: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -1666,7 +1666,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, or both key headers. */
+                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
                 401: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -1742,7 +1742,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable; retry after Retry-After seconds. */
+                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
                 503: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -1882,7 +1882,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty or out of range. */
+                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
                 400: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -1898,7 +1898,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, or both key headers. */
+                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
                 401: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -1990,7 +1990,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable; retry after Retry-After seconds. */
+                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
                 503: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -2136,7 +2136,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty or out of range. */
+                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
                 400: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -2152,7 +2152,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, or both key headers. */
+                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
                 401: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -2228,7 +2228,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable; retry after Retry-After seconds. */
+                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
                 503: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -2364,7 +2364,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty or out of range. */
+                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
                 400: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -2380,7 +2380,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, or both key headers. */
+                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
                 401: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -2456,7 +2456,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable; retry after Retry-After seconds. */
+                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
                 503: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -2601,7 +2601,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty or out of range. */
+                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
                 400: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -2617,7 +2617,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, or both key headers. */
+                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
                 401: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -2693,7 +2693,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable; retry after Retry-After seconds. */
+                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
                 503: {
                     headers: {
                         /** @description Identifier of this request, for support. */

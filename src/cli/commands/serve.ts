@@ -1,11 +1,26 @@
 import { Command } from 'commander';
-import { DEFAULT_DEMO_ITEMS, seedDemo, storeIsEmpty } from '../../admin/demo-seed.service.js';
+import { DEFAULT_DEMO_ITEMS, seedDemo, storeIsEmpty } from '../../services/demo-seed.service.js';
 import { systemClock } from '../../clock.js';
 import { loadConfig } from '../../config.js';
-import { API_PREFIX } from '../../http/app.js';
+import { API_PREFIX } from '../../http/api/api-surface.js';
 import { closeOnSignals, startServer } from '../../server.js';
 import { migrateToLatest, openStore } from '../../store/database.js';
+import { HANDOVER_MAX_MINUTES, handoverSecret, mintHandoverToken, signInUrl } from '../../services/settings-auth/handover-token.js';
+import { findAccountByEmail } from '../../store/repositories/account.repository.js';
+import type { Store } from '../../store/database.js';
+import type { Config } from '../../config.js';
 import { withProgress } from '../progress.js';
+
+const DEMO_EMAIL = 'demo@shelfapi.dev';
+
+/** A fresh sign-in link for the demo account's settings screen, or null when there is no demo account. */
+async function demoSignInLink(store: Store, config: Readonly<Config>): Promise<string | null> {
+  const account = await findAccountByEmail(store.db, store.dialect, DEMO_EMAIL);
+  if (account === undefined) return null;
+  const now = systemClock.now();
+  const { token } = await mintHandoverToken({ secret: await handoverSecret(store, config, now), accountId: account.id, now });
+  return signInUrl(config, token);
+}
 
 export function serveCommand(): Command {
   return new Command('serve')
@@ -22,6 +37,15 @@ export function serveCommand(): Command {
         process.stdout.write(
           `Seeded the demo store (${result.counts.catalogue} items). Demo key, shown once:\n\n  ${result.keys.demo}\n\n`,
         );
+      }
+      if (options.demoIfEmpty) {
+        const link = await demoSignInLink(store, config);
+        if (link !== null) {
+          process.stdout.write(
+            `Manage the demo account's keys and see its usage in Settings → Developer API (this link works once, within ${HANDOVER_MAX_MINUTES} minutes;\n` +
+              `\`shelfapi accounts sign-in-link ID\` makes another):\n\n  ${link}\n\n`,
+          );
+        }
       }
       const server = await startServer(config, { store });
       process.stdout.write(

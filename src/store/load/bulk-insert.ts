@@ -1,12 +1,19 @@
 /**
  * Inserting many rows inside the caller's transaction. SQLite runs one cached prepared statement per row on
  * the raw connection (the transaction's own connection: Kysely's SQLite driver has only that one);
- * PostgreSQL sends multi-row INSERTs, a few hundred rows each.
+ * PostgreSQL streams each batch with COPY FROM STDIN on the transaction's client (write-transaction.ts),
+ * or sends multi-row INSERTs outside one.
  */
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { sql, type Kysely } from 'kysely';
+import { from as copyFrom } from 'pg-copy-streams';
+import type pg from 'pg';
 import type { Store } from '../database.js';
 import { SQLITE_FTS_INSERT_TRIGGER } from '../migrations/0001-initial.js';
 import type { Database } from '../schema.js';
+import { copyClientOf } from '../write-transaction.js';
+import { step, type ProgressSink } from './progress.js';
 
 export type Row = Record<string, string | number | null>;
 
@@ -15,6 +22,51 @@ export interface BulkInserter {
 }
 
 const PG_PARAMS_PER_STATEMENT = 30_000;
+/** Rows of COPY text built into one string before it is handed to the stream. */
+const COPY_ROWS_PER_CHUNK = 1000;
+
+// COPY's text format: tab between fields, newline after a row, \N for null, and a backslash escape for
+// the four characters that would otherwise be read as structure.
+const COPY_SPECIAL = /[\\\t\n\r]/;
+const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+
+function copyField(value: string | number | null | undefined): string {
+  if (value === null || value === undefined) return '\\N';
+  if (typeof value === 'number') return String(value);
+  return COPY_SPECIAL.test(value) ? value.replace(/[\\\t\n\r]/g, (c) => COPY_ESCAPES[c] as string) : value;
+}
+
+function* copyText(columns: string[], rows: Row[]): Generator<string> {
+  for (let i = 0; i < rows.length; i += COPY_ROWS_PER_CHUNK) {
+    let text = '';
+    const end = Math.min(rows.length, i + COPY_ROWS_PER_CHUNK);
+    for (let r = i; r < end; r++) {
+      const row = rows[r] as Row;
+      for (let c = 0; c < columns.length; c++) {
+        if (c > 0) text += '\t';
+        text += copyField(row[columns[c] as string]);
+      }
+      text += '\n';
+    }
+    yield text;
+  }
+}
+
+/**
+ * One COPY per batch: the load checks each batch against the store before writing it, on this same
+ * client, so a COPY cannot stay open across batches. A bad value fails the COPY, and with it the transaction.
+ */
+function copyInserter(client: pg.PoolClient): BulkInserter {
+  return {
+    async insert(table, rows) {
+      const first = rows[0];
+      if (first === undefined) return;
+      const columns = Object.keys(first);
+      const copy = client.query(copyFrom(`COPY ${table} (${columns.join(', ')}) FROM STDIN`));
+      await pipeline(Readable.from(copyText(columns, rows)), copy);
+    },
+  };
+}
 
 export function bulkInserter(store: Store, trx: Kysely<Database>): BulkInserter {
   const sqlite = store.sqlite;
@@ -37,6 +89,8 @@ export function bulkInserter(store: Store, trx: Kysely<Database>): BulkInserter 
       },
     };
   }
+  const client = copyClientOf(trx);
+  if (client !== null) return copyInserter(client);
   return {
     async insert(table, rows) {
       const first = rows[0];
@@ -54,15 +108,53 @@ export function bulkInserter(store: Store, trx: Kysely<Database>): BulkInserter 
  * Catalogue rows in bulk. On SQLite the per-row FTS trigger costs four times the insert itself, so for the
  * load it is dropped, each batch is indexed with one INSERT ... SELECT, and the trigger is put back before
  * the transaction commits (DDL is transactional in SQLite: a refused load restores it too).
+ *
+ * On PostgreSQL, a load into an empty catalogue drops the table's GIN (search) indexes and builds them
+ * again once the rows are in: a GIN index built in one go costs about a third of one kept up row by row
+ * (2.0 s against 5.8 s per 100,000 names here). DDL is transactional there too. Only into an empty
+ * catalogue: dropping an index locks the table until the load commits, and with rows in it that would
+ * hold up every server's catalogue reads for the whole load.
  */
 export interface CatalogueBulk {
   insert(rows: Row[]): Promise<void>;
-  finish(): void;
+  /** Restores what the load set aside; reports a rebuild as its own section of the progress display. */
+  finish(progress: ProgressSink): Promise<void>;
 }
 
-export function catalogueBulk(store: Store, bulk: BulkInserter): CatalogueBulk {
+function postgresCatalogueBulk(trx: Kysely<Database>, bulk: BulkInserter): CatalogueBulk {
+  let setAside: Promise<string[]> | null = null;
+  const setAsideSearchIndexes = async (): Promise<string[]> => {
+    const empty = (await trx.selectFrom('catalogue_items').select('master_item_id').limit(1).execute()).length === 0;
+    if (!empty) return [];
+    const indexes = await sql<{ name: string; definition: string }>`
+      select indexname as name, indexdef as definition from pg_indexes
+      where schemaname = current_schema() and tablename = 'catalogue_items' and indexdef like '% USING gin %'`.execute(trx);
+    for (const index of indexes.rows) await sql`drop index ${sql.id(index.name)}`.execute(trx);
+    return indexes.rows.map((index) => index.definition);
+  };
+  return {
+    async insert(rows) {
+      setAside ??= setAsideSearchIndexes();
+      await setAside;
+      await bulk.insert('catalogue_items', rows);
+    },
+    async finish(progress) {
+      const definitions = setAside === null ? [] : await setAside;
+      if (definitions.length === 0) return;
+      await step(progress, 'search index', async () => {
+        for (const definition of definitions) await sql.raw(definition).execute(trx);
+      });
+    },
+  };
+}
+
+export function catalogueBulk(store: Store, bulk: BulkInserter, trx: Kysely<Database>): CatalogueBulk {
   const sqlite = store.sqlite;
-  if (sqlite === null) return { insert: (rows) => bulk.insert('catalogue_items', rows), finish: () => {} };
+  if (sqlite === null) {
+    return copyClientOf(trx) !== null
+      ? postgresCatalogueBulk(trx, bulk)
+      : { insert: (rows) => bulk.insert('catalogue_items', rows), finish: async () => {} };
+  }
   sqlite.exec('DROP TRIGGER IF EXISTS catalogue_fts_insert');
   return {
     async insert(rows) {
@@ -78,30 +170,42 @@ export function catalogueBulk(store: Store, bulk: BulkInserter): CatalogueBulk {
           .run(...part);
       }
     },
-    finish() {
+    async finish() {
       sqlite.exec(SQLITE_FTS_INSERT_TRIGGER);
     },
   };
 }
 
+/** Items per statement on PostgreSQL, where one set-based statement does what SQLite does per item. */
+const PG_CURRENT_CHUNK = 50_000;
+
 /**
  * Brings current_prices in step with price_records for the given items: the record with the latest
- * scrape_date wins. The same statement runs on both dialects. `onChunk` hears the items done so far after
- * each chunk, for a progress display.
+ * scrape_date wins. `onChunk` hears the items done so far after each chunk, for a progress display.
+ * In a PostgreSQL write transaction: DISTINCT ON over the (master_item_id, scrape_date) index, a chunk of
+ * items per statement; otherwise one statement both dialects run, with a correlated max per item.
  */
 export async function refreshCurrentPrices(
   trx: Kysely<Database>,
   masterItemIds: number[],
   onChunk: (done: number) => void = () => {},
 ): Promise<void> {
-  for (let i = 0; i < masterItemIds.length; i += 5000) {
-    const ids = masterItemIds.slice(i, i + 5000);
+  const postgres = copyClientOf(trx) !== null;
+  const chunk = postgres ? PG_CURRENT_CHUNK : 5000;
+  for (let i = 0; i < masterItemIds.length; i += chunk) {
+    const ids = masterItemIds.slice(i, i + chunk);
+    const latest = postgres
+      ? sql`select distinct on (r.master_item_id) r.master_item_id, r.upc, r.loose, r.cib, r.new, r.box_only, r.manual_only, r.scrape_date
+            from price_records r
+            where r.master_item_id = any(${ids}::bigint[])
+            order by r.master_item_id, r.scrape_date desc`
+      : sql`select r.master_item_id, r.upc, r.loose, r.cib, r.new, r.box_only, r.manual_only, r.scrape_date
+            from price_records r
+            where r.master_item_id in (${sql.join(ids)})
+              and r.scrape_date = (select max(r2.scrape_date) from price_records r2 where r2.master_item_id = r.master_item_id)`;
     await sql`
       insert into current_prices (master_item_id, upc, loose, cib, new, box_only, manual_only, scrape_date)
-      select r.master_item_id, r.upc, r.loose, r.cib, r.new, r.box_only, r.manual_only, r.scrape_date
-      from price_records r
-      where r.master_item_id in (${sql.join(ids)})
-        and r.scrape_date = (select max(r2.scrape_date) from price_records r2 where r2.master_item_id = r.master_item_id)
+      ${latest}
       on conflict (master_item_id) do update set
         upc = excluded.upc, loose = excluded.loose, cib = excluded.cib, new = excluded.new,
         box_only = excluded.box_only, manual_only = excluded.manual_only, scrape_date = excluded.scrape_date`.execute(trx);

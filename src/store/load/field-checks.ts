@@ -59,7 +59,8 @@ export const optional = (check: Check): FieldSpec => ({ check, required: false }
 export function checkFields(row: unknown, fields: Record<string, FieldSpec>): string | null {
   if (typeof row !== 'object' || row === null || Array.isArray(row)) return 'must be an object';
   for (const name of Object.keys(row)) {
-    if (!(name in fields)) return `unknown field '${name}'`;
+    // Own fields only: `in` finds Object.prototype members, so "__proto__" or "constructor" passed as known.
+    if (!Object.hasOwn(fields, name)) return `unknown field '${name}'`;
   }
   for (const [name, spec] of Object.entries(fields)) {
     const value = (row as Record<string, unknown>)[name];

@@ -14,6 +14,9 @@ import {
   OFFER_STATUSES,
   TRANSACTION_STATUSES,
 } from '../../domain/values.js';
+import { assertEmailFree, emailProblem } from '../../services/accounts.service.js';
+import { InputError } from '../../services/input-error.js';
+import { validateKeyName } from '../../services/keys.service.js';
 import { generateKey, hashKey, lastFour } from '../../keys/api-key.js';
 import type { Store } from '../database.js';
 import type { Database } from '../schema.js';
@@ -46,6 +49,16 @@ export class DatasetError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'DatasetError';
+  }
+}
+
+/** Runs a rule of the services (shared with the CLI and the settings screen), naming the row when it refuses. */
+async function operatorRule<T>(where: string, rule: () => Promise<T>): Promise<T> {
+  try {
+    return await rule();
+  } catch (error) {
+    if (error instanceof InputError) throw new DatasetError(`${where}: ${error.message}`);
+    throw error;
   }
 }
 
@@ -101,7 +114,7 @@ const DERIVED = {
 const FIELDS: Record<(typeof SECTIONS)[number], Record<string, FieldSpec>> = {
   accounts: {
     ref: required(nonEmptyString),
-    email: required((v) => (typeof v === 'string' && /^[^\s@]+@[^\s@]+$/.test(v) ? null : 'must be an email address')),
+    email: required((v) => (typeof v === 'string' ? emailProblem(v) : 'must be an email address')),
     plan: required(oneOf(['enthusiast', 'addon', 'none'])),
     planStatus: optional(oneOf(['active', 'lapsed'])),
   },
@@ -328,8 +341,8 @@ export async function loadDataset(store: Store, input: DatasetInput, options: Lo
       if (row.plan === 'none' && row.planStatus !== undefined) {
         throw new DatasetError(`accounts row ${n}: planStatus must not be given with plan 'none'`);
       }
-      const existing = await trx.selectFrom('accounts').select('id').where('email', '=', row.email as string).executeTakeFirst();
-      if (existing) throw new DatasetError(`accounts row ${n}: an account with email ${String(row.email)} already exists`);
+      // Rows of this file are in the transaction already: a second row with the same email is found too.
+      await operatorRule(`accounts row ${n}`, () => assertEmailFree(trx, store.dialect, row.email as string));
       const inserted = await trx
         .insertInto('accounts')
         .values({
@@ -359,12 +372,13 @@ export async function loadDataset(store: Store, input: DatasetInput, options: Lo
       if (keyRefs.has(row.ref as string)) throw new DatasetError(`keys row ${n}: ref '${String(row.ref)}' appears twice`);
       keyRefs.add(row.ref as string);
       const accountId = accountRef('keys', n, 'account', row.account);
+      const name = await operatorRule(`keys row ${n}`, async () => validateKeyName(row.name as string));
       const key = generateKey(options.keyPrefix);
       await trx
         .insertInto('api_keys')
         .values({
           account_id: accountId,
-          name: row.name as string,
+          name,
           key_hash: hashKey(key),
           last_four: lastFour(key),
           scopes: [...new Set(row.scopes as string[])].join(' '),
@@ -392,7 +406,7 @@ export async function loadDataset(store: Store, input: DatasetInput, options: Lo
     n = 0;
     let batch: Row[] = [];
     let batchFirstRow = 1;
-    const catalogue = catalogueBulk(store, bulk);
+    const catalogue = catalogueBulk(store, bulk, trx);
     const catalogueFraction = sectionFraction(input.catalogue);
     const flushCatalogue = async () => {
       if (batch.length === 0) return;
@@ -435,9 +449,9 @@ export async function loadDataset(store: Store, input: DatasetInput, options: Lo
       if (batch.length >= BATCH) await flushCatalogue();
     }
     await flushCatalogue();
-    catalogue.finish();
     out.counts.catalogue = n;
     finish('catalogue', n);
+    await catalogue.finish(progress);
 
     // Prices
     n = 0;

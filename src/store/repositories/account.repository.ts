@@ -1,5 +1,7 @@
 /** Accounts and their Developer API plan. */
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import type { Dialect } from '../database.js';
+import { emailKey } from '../migrations/0004-email-case.js';
 import type { Database } from '../schema.js';
 
 export interface AccountRecord {
@@ -36,11 +38,15 @@ export async function getAccount(db: Kysely<Database>, id: number): Promise<Acco
     .executeTakeFirst();
 }
 
-export async function findAccountByEmail(db: Kysely<Database>, email: string): Promise<AccountRecord | undefined> {
+/**
+ * The account with this email, ignoring ASCII case: the expression of the unique index accounts_email_ci
+ * (migration 0004), so the lookup uses it and agrees with it on both dialects.
+ */
+export async function findAccountByEmail(db: Kysely<Database>, dialect: Dialect, email: string): Promise<AccountRecord | undefined> {
   return db
     .selectFrom('accounts')
     .select(['id', 'email', 'plan', 'plan_status as planStatus', 'created_at as createdAt'])
-    .where('email', '=', email)
+    .where(emailKey(dialect, sql.ref('email')), '=', emailKey(dialect, sql.val(email)))
     .executeTakeFirst();
 }
 

@@ -8,6 +8,8 @@ export interface KeyWithAccount {
   scopes: string;
   expiresAt: string | null;
   revokedAt: string | null;
+  /** A rolled key's stop time: refused from then on, with no job having to run. */
+  retiresAt: string | null;
   plan: string;
   planStatus: string | null;
 }
@@ -23,6 +25,7 @@ export function keyByHashQuery(db: Kysely<Database>, keyHash: string) {
       'k.scopes as scopes',
       'k.expires_at as expiresAt',
       'k.revoked_at as revokedAt',
+      'k.retires_at as retiresAt',
       'a.plan as plan',
       'a.plan_status as planStatus',
     ])
@@ -39,6 +42,10 @@ export interface KeyRecord {
   expiresAt: string | null;
   revokedAt: string | null;
   lastUsedAt: string | null;
+  /** When a rolled key stops working (null unless rolled with a later stop). */
+  retiresAt: string | null;
+  /** The key that replaced this one when it was rolled. */
+  replacedBy: number | null;
 }
 
 const keyColumns = [
@@ -51,6 +58,8 @@ const keyColumns = [
   'expires_at as expiresAt',
   'revoked_at as revokedAt',
   'last_used_at as lastUsedAt',
+  'retires_at as retiresAt',
+  'replaced_by as replacedBy',
 ] as const;
 
 function toKeyRecord(row: Omit<KeyRecord, 'scopes'> & { scopes: string }): KeyRecord {
@@ -87,6 +96,24 @@ export async function listKeys(db: Kysely<Database>, accountId: number): Promise
 export async function getKey(db: Kysely<Database>, id: number): Promise<KeyRecord | undefined> {
   const row = await db.selectFrom('api_keys').select(keyColumns).where('id', '=', id).executeTakeFirst();
   return row && toKeyRecord(row);
+}
+
+/** Changes what the settings screen and the CLI may change on a key: its name, scopes, or stop time. */
+export async function updateKey(
+  db: Kysely<Database>,
+  id: number,
+  change: { name?: string; scopes?: readonly string[]; retiresAt?: string; replacedBy?: number },
+): Promise<void> {
+  await db
+    .updateTable('api_keys')
+    .set({
+      ...(change.name === undefined ? {} : { name: change.name }),
+      ...(change.scopes === undefined ? {} : { scopes: change.scopes.join(' ') }),
+      ...(change.retiresAt === undefined ? {} : { retires_at: change.retiresAt }),
+      ...(change.replacedBy === undefined ? {} : { replaced_by: change.replacedBy }),
+    })
+    .where('id', '=', id)
+    .execute();
 }
 
 /** Revokes a key; a key revoked already keeps its first revocation time. */

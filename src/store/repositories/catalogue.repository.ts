@@ -70,8 +70,12 @@ export function itemFilterConditions(filters: ItemFilters, dialect: Dialect, use
 export type CountTotal = (key: string, count: () => Promise<number>) => Promise<number>;
 export const countDirectly: CountTotal = (_key, count) => count();
 
+/**
+ * The read cache's key for a list's total under these filters. JSON of the tuple: a value may hold any
+ * character, so joining with a separator would let two different filters share a key (and a total).
+ */
 export function filterKey(kind: string, filters: ItemFilters): string {
-  return [kind, filters.search ?? '', filters.platform?.toLowerCase() ?? '', filters.category?.toLowerCase() ?? '', filters.upc ?? ''].join('\u0000');
+  return JSON.stringify([kind, filters.search ?? null, filters.platform?.toLowerCase() ?? null, filters.category?.toLowerCase() ?? null, filters.upc ?? null]);
 }
 
 /**

@@ -1,11 +1,11 @@
 import { Command } from 'commander';
-import { createAccount } from '../../../admin/accounts.service.js';
+import { createAccount } from '../../../services/accounts.service.js';
 import { print, printJson, withStore } from '../../context.js';
 
 export function accountsCreateCommand(): Command {
   return new Command('create')
     .description('create an account')
-    .requiredOption('--email <email>', 'email address (unique)')
+    .requiredOption('--email <email>', 'email address (unique regardless of case)')
     .requiredOption('--plan <plan>', 'enthusiast, addon or none')
     .option('--plan-status <status>', 'active (default) or lapsed; not with --plan none')
     .option('--json', 'print { "id": N } as JSON')

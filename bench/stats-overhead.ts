@@ -1,0 +1,198 @@
+/**
+ * What recording the owners' per-key statistics costs the hot path: GET /developer/v1/catalogue/:id on a
+ * small seeded SQLite store (BENCH_ITEMS, default 5,000 items), served with and without a UsageStats, driven
+ * by wrk at 50 connections with random ids; the two are run in turn (off, on, off, on, ...) so that the
+ * load of a shared machine falls on both alike. Prints each run and the ratio of the medians, of requests
+ * per second and of the server's CPU time per request (user + system, from /proc): on a machine shared
+ * with other work, throughput swings with the neighbours' load, CPU time per request much less.
+ *
+ *   node --import tsx bench/stats-overhead.ts            (RUNS=3, BENCH_DURATION=10s, BENCH_WARMUP=3s)
+ *
+ *   node --import tsx bench/stats-overhead.ts --micro    the added work alone, in CPU time per request: what
+ *   the onResponse hook adds (usageRecord + record) and the flushes, over MICRO_REQUESTS records shaped like
+ *   the item GETs above (one in ten a 404 rejection), flushed every 2,000 (half a second at 4,000 req/s)
+ *
+ * The full comparison against the raw node:http baseline is `npm run bench`.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { seedDemo } from '../src/services/demo-seed.service.js';
+import { systemClock } from '../src/clock.js';
+import { loadConfig } from '../src/config.js';
+import type { FastifyRequest } from 'fastify';
+import { buildApp } from '../src/http/app.js';
+import { usageRecord } from '../src/http/api/usage-record.js';
+import { DatabaseUsageStats } from '../src/metering/database-usage-stats.js';
+import { SqliteMeter } from '../src/metering/sqlite-meter.js';
+import { migrateToLatest, openStore } from '../src/store/database.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ITEMS = Number(process.env.BENCH_ITEMS ?? 5000);
+const RUNS = Number(process.env.RUNS ?? 3);
+const DURATION = process.env.BENCH_DURATION ?? '10s';
+const WARMUP = process.env.BENCH_WARMUP ?? '3s';
+const PLAN_LIMITS = JSON.stringify({ enthusiast: { monthly: 1_000_000_000, perMinute: 1_000_000_000 } });
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+/** The server half: `--serve on|off`, over DATABASE_URL, on PORT. */
+async function serve(mode: string): Promise<void> {
+  const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn', PLAN_LIMITS } as Record<string, string>);
+  const store = openStore(config.database);
+  if (store.sqlite === null) throw new Error('this comparison runs on SQLite');
+  const stats = mode === 'on' ? new DatabaseUsageStats(store) : undefined;
+  const app = await buildApp({ config, store, meter: new SqliteMeter(store.sqlite), clock: systemClock, ...(stats ? { stats } : {}) });
+  await app.listen({ host: '127.0.0.1', port: config.port });
+  process.stdout.write('ready\n');
+  process.once('SIGTERM', () => {
+    void (async () => {
+      await app.close();
+      await stats?.close();
+      await store.close();
+      process.exit(0);
+    })();
+  });
+}
+
+function startServer(mode: 'on' | 'off', databaseUrl: string, port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve', mode], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('ready')) resolve(child);
+    });
+    child.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
+  });
+}
+
+/** CPU time the process has used, user + system, in ms (Linux: /proc/<pid>/stat, 100 ticks a second). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // After the command name: state is field 3, so utime (14) and stime (15) are at 11 and 12 here.
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+function wrk(base: string, keysFile: string, duration: string): { rps: number; requests: number } {
+  const out = execFileSync('wrk', ['-t1', '-c50', `-d${duration}`, '--timeout', '5s', '-s', join(ROOT, 'bench', 'wrk-random.lua'), base], {
+    env: { ...process.env, PATHS: '/developer/v1/catalogue/{id}', IDS: String(ITEMS), KEYS_FILE: keysFile },
+    encoding: 'utf8',
+  });
+  // Some random ids are drafts or archived items: a 404 (counted too), as in `npm run bench`.
+  const result = JSON.parse(out.trim().split('\n').at(-1)!) as { rps: number; requests: number; socketErrors: number };
+  if (result.socketErrors > 0) throw new Error(`${result.socketErrors} socket errors`);
+  return result;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+async function compare(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'shelfapi-stats-bench-'));
+  try {
+    const databaseUrl = join(dir, 'bench.sqlite');
+    const store = openStore({ dialect: 'sqlite', path: databaseUrl });
+    await migrateToLatest(store);
+    const seeded = await seedDemo(store, { items: ITEMS, keyPrefix: 'shelf', now: Date.now() });
+    await store.close();
+    const keysFile = join(dir, 'keys.txt');
+    writeFileSync(keysFile, `${seeded.keys.demo}\n${seeded.keys.collector}\n`);
+    const results: Record<'off' | 'on', number[]> = { off: [], on: [] };
+    const cpuUs: Record<'off' | 'on', number[]> = { off: [], on: [] };
+    let port = 18300;
+    for (let run = 1; run <= RUNS; run++) {
+      for (const mode of ['off', 'on'] as const) {
+        const child = await startServer(mode, databaseUrl, port);
+        try {
+          const base = `http://127.0.0.1:${port}`;
+          wrk(base, keysFile, WARMUP);
+          const before = cpuMs(child.pid!);
+          const { rps, requests } = wrk(base, keysFile, DURATION);
+          const perRequest = ((cpuMs(child.pid!) - before) * 1000) / requests;
+          results[mode].push(rps);
+          cpuUs[mode].push(perRequest);
+          log(`run ${run}, statistics ${mode}: ${Math.round(rps)} req/s, ${perRequest.toFixed(1)} µs CPU per request`);
+        } finally {
+          child.kill('SIGTERM');
+          await new Promise((resolve) => child.once('exit', resolve));
+          port++;
+        }
+      }
+    }
+    const off = median(results.off);
+    const on = median(results.on);
+    const round = (n: number) => Math.round(n * 10) / 10;
+    process.stdout.write(
+      `${JSON.stringify({
+        items: ITEMS,
+        runs: RUNS,
+        duration: DURATION,
+        rps: { off: results.off.map(Math.round), on: results.on.map(Math.round), ratio: Math.round((on / off) * 1000) / 1000 },
+        cpuUsPerRequest: {
+          off: cpuUs.off.map(round),
+          on: cpuUs.on.map(round),
+          ratio: Math.round((median(cpuUs.on) / median(cpuUs.off)) * 1000) / 1000,
+        },
+      })}\n`,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The statistics' own work, timed with process.cpuUsage (this process's CPU, whatever its neighbours do). */
+async function micro(): Promise<void> {
+  const n = Number(process.env.MICRO_REQUESTS ?? 200_000);
+  const dir = mkdtempSync(join(tmpdir(), 'shelfapi-stats-micro-'));
+  const store = openStore({ dialect: 'sqlite', path: join(dir, 'micro.sqlite') });
+  try {
+    await migrateToLatest(store);
+    const stats = new DatabaseUsageStats(store);
+    // What the pipeline leaves on a request, for usageRecord: two keys of one account; one in ten a 404.
+    const request = (i: number, status: number) =>
+      ({
+        principal: { keyId: 1 + (i % 2), accountId: 1 },
+        refusedKey: null,
+        failure: status === 404 ? { code: 'not_found', message: `No published catalogue item has masterItemId ${i}.` } : null,
+        counted: { period: '2026-11', day: '2026-11-24' },
+        url: `/developer/v1/catalogue/${i}`,
+        method: 'GET',
+        id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+        ip: '127.0.0.1',
+      }) as unknown as FastifyRequest;
+    const now = Date.now();
+    let hookUs = 0;
+    let flushUs = 0;
+    for (let i = 0; i < n; i++) {
+      const status = i % 10 === 0 ? 404 : 200;
+      const req = request(i, status);
+      const start = process.cpuUsage();
+      const record = usageRecord(req, status, now + i);
+      if (record !== null) stats.record(record);
+      const used = process.cpuUsage(start);
+      hookUs += used.user + used.system;
+      if (i % 2000 === 1999) {
+        const flushStart = process.cpuUsage();
+        await stats.flush();
+        const flushed = process.cpuUsage(flushStart);
+        flushUs += flushed.user + flushed.system;
+      }
+    }
+    await stats.close();
+    const round = (x: number) => Math.round(x * 100) / 100;
+    process.stdout.write(
+      `${JSON.stringify({ requests: n, hookUsPerRequest: round(hookUs / n), flushUsPerRequest: round(flushUs / n), totalUsPerRequest: round((hookUs + flushUs) / n) })}\n`,
+    );
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const serveAt = process.argv.indexOf('--serve');
+if (serveAt >= 0) await serve(process.argv[serveAt + 1] ?? 'on');
+else if (process.argv.includes('--micro')) await micro();
+else await compare();

@@ -1,0 +1,54 @@
+import { Command } from 'commander';
+import { accountById } from '../../../services/accounts.service.js';
+import { listSecurityEvents, SECURITY_LOG_PAGE_SIZE } from '../../../services/security-log.js';
+import { positiveInt, print, printJson, withStore } from '../../context.js';
+import { table } from '../../table.js';
+
+const WHAT: Record<string, string> = {
+  key_created: 'key created',
+  key_renamed: 'key renamed',
+  key_scopes_changed: 'scopes changed',
+  key_rolled: 'key rolled',
+  key_revoked: 'key revoked',
+  signed_in: 'signed in',
+  signed_out: 'signed out',
+  plan_changed: 'plan changed',
+};
+
+export function accountsLogCommand(): Command {
+  return new Command('log')
+    .description(
+      "the account's security log, newest first, 90 days: key and plan changes and sign-ins, who made them (owner or operator), when (UTC), from where",
+    )
+    .argument('<id>', 'account id')
+    .option('--page <n>', `page, ${SECURITY_LOG_PAGE_SIZE} events each`, '1')
+    .option('--json', 'print { events: [{ id, at, kind, actor, address, key: { id, name, hint } | null, detail }], total, page, pageSize } as JSON')
+    .action(async (id: string, options: { page: string; json?: boolean }) => {
+      const accountId = positiveInt('account id', id);
+      const page = positiveInt('--page', options.page);
+      await withStore(async ({ store, now }) => {
+        await accountById(store, accountId);
+        const log = await listSecurityEvents(store, accountId, { page, now });
+        if (options.json) return printJson(log);
+        if (log.total === 0) return print(`Account ${accountId} has no security events in the last 90 days.`);
+        const pages = Math.max(1, Math.ceil(log.total / log.pageSize));
+        if (log.events.length > 0) {
+          print(
+            table(
+              ['when (UTC)', 'who', 'from', 'what', 'key', 'detail'],
+              log.events.map((e) => [
+                e.at.replace('T', ' ').slice(0, 19),
+                e.actor,
+                e.address ?? (e.actor === 'operator' ? 'command line' : '-'),
+                WHAT[e.kind] ?? e.kind,
+                e.key === null ? '-' : `${e.key.name} (${e.key.hint})`,
+                e.detail ?? '',
+              ]),
+            ),
+          );
+          print();
+        }
+        print(`Page ${page} of ${pages}: ${log.total} event${log.total === 1 ? '' : 's'} in the last 90 days.`);
+      });
+    });
+}

@@ -1,0 +1,31 @@
+import { Command } from 'commander';
+import { OPERATOR } from '../../../services/actor.js';
+import { rollKey, STOP_OLD_CHOICES } from '../../../services/keys.service.js';
+import { keyHint } from '../../../keys/api-key.js';
+import { positiveInt, print, printJson, withStore } from '../../context.js';
+import { utcMinute } from '../../../services/time-text.js';
+
+export function keysRollCommand(): Command {
+  return new Command('roll')
+    .description(
+      'replace a key with a new one of the same name, scopes and expiry rule (printed once); the old key works until --stop-old, then answers 401',
+    )
+    .argument('<keyId>', 'key id')
+    .option('--stop-old <when>', `when the old key stops: ${STOP_OLD_CHOICES.join(', ')}`, 'now')
+    .option('--json', 'print { "id": N, "key": "<full new key>", "old": { "id": N, "stopsAt": ISO } } as JSON')
+    .action(async (keyId: string, options: { stopOld: string; json?: boolean }) => {
+      const id = positiveInt('key id', keyId);
+      await withStore(async ({ config, store, now }) => {
+        const { old, created } = await rollKey(store, { keyId: id, stopOld: options.stopOld, now, keyPrefix: config.keyPrefix, actor: OPERATOR });
+        const stopsAt = old.revokedAt ?? old.retiresAt ?? new Date(now).toISOString();
+        if (options.json) return printJson({ id: created.id, key: created.key, old: { id: old.id, stopsAt } });
+        print(`Rolled key ${old.id} (${keyHint(config.keyPrefix, old.lastFour)}, "${old.name}"). New key ${created.id}, shown once, keep it:`);
+        print(`  ${created.key}`);
+        print(
+          old.revokedAt !== null
+            ? `The old key stopped working now.`
+            : `The old key works until ${utcMinute(stopsAt)}, then answers 401.`,
+        );
+      });
+    });
+}

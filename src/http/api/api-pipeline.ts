@@ -1,0 +1,360 @@
+/**
+ * The Data API's request pipeline (decisions.md section 1), in order:
+ *   onRequest   1 method (405) -> 2 key (401) -> 3 plan (403 forbidden)
+ *   preHandler  4 burst (429) -> 5 route (404; OPTIONS 204) -> 6 scope (403) -> 7 parameters (400)
+ *               -> 8 quota (429)        [one meter call decides 4 and 8 together, atomically]
+ *   handler     9 200, or 404 for a missing item
+ *   onSend      strong ETag; 304 for a matching If-None-Match (its quota count given back)
+ *   onResponse  the owner's per-key statistics, metrics, one log line
+ * Route, scope and parameters are known before the meter is asked, so a request costs one round trip to
+ * the meter, and the outcome still follows the contract's order.
+ *
+ * The hooks sit on the root instance, not in an encapsulated plugin under /developer/v1: a URL that matches
+ * no route (anywhere on the port), a router error (framework errors) and a request while the server drains
+ * all go through steps 1 to 4 before they are answered. The other surfaces (the reference page, the
+ * settings screen) mark their routes `public`, and the pipeline steps aside for them.
+ */
+import { Readable } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { authenticate, RefusedKeyError, type Principal } from '../../auth/authenticate.js';
+import type { Clock } from '../../clock.js';
+import type { Config } from '../../config.js';
+import { DeadlineExceededError, REQUEST_DEADLINE_MS, settleBy } from '../../deadline.js';
+import type { PlanLimits, Scope } from '../../domain/scopes.js';
+import { MeterUnavailableError, type BurstState, type Meter } from '../../metering/meter.js';
+import { giveBackCounted } from '../../metering/give-back.js';
+import { ceilSeconds, dayOf, monthBounds } from '../../metering/periods.js';
+import type { UsageStats } from '../../metering/usage-stats.js';
+import type { Metrics } from '../../observability/metrics.js';
+import type { HotQueries } from '../../store/hot-queries.js';
+import { StoreBusyError } from '../../store/scan-limiter.js';
+import type { App } from '../app.js';
+import { hostHeaderProblem } from '../connection-errors.js';
+import { ApiError, badRequest, errorBody, notFound } from '../errors.js';
+import { redactSecrets } from '../log-redaction.js';
+import { ifNoneMatchMatches, strongEtag } from './conditional.js';
+import { paramValidatorCompiler } from './param-validator.js';
+import { rateLimitHeaders } from './rate-limit-headers.js';
+import { isStoreUnavailable } from './store-errors.js';
+import { usageRecord } from './usage-record.js';
+
+/** What a route declares about itself to the pipeline. */
+export interface RouteMeta {
+  /** Scope the endpoint needs; null for /me. */
+  scope: Scope | null;
+  /** Counts against the monthly quota (every endpoint but /me). */
+  quota: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | null;
+    /** Set when this request was counted against the quota, so a 5xx can give it back. */
+    counted: { period: string; day: string } | null;
+    /** The account's quota usage as the meter saw it when admitting this request (/me reports it). */
+    usage: { period: string; used: number } | null;
+    /** The admission's burst state and time, to restate the rate-limit headers after a give-back. */
+    burst: { state: BurstState; now: number } | null;
+    /** Epoch ms by which the request is answered, 503 if its stores have not answered (deadline.ts). */
+    deadline: number;
+    /** A known key refused (revoked, expired, lapsed plan): whose attempt it was, for the owner's statistics. */
+    refusedKey: { keyId: number; accountId: number } | null;
+    /** The error this request was answered with, for the owner's statistics. */
+    failure: { code: string; message: string } | null;
+  }
+  interface FastifyContextConfig {
+    meta?: RouteMeta;
+    /** Set on the OPTIONS twin of every route. */
+    preflight?: boolean;
+    /** Served outside the Developer API (the reference page, the settings screen): no key, no metering, no rate-limit headers. */
+    public?: boolean;
+  }
+}
+
+export const ALLOW = 'GET, HEAD, OPTIONS';
+const ACCEPTED_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+const RETRY_AFTER_UNAVAILABLE_S = 1;
+/** A give-back (refund) may hold a 5xx past the request's deadline this long at most, then goes on alone. */
+const GIVE_BACK_WAIT_MS = 200;
+
+/** What the pipeline reads: the key lookup, the meter, the clock, and where outcomes are recorded. */
+export interface ApiPipelineDeps {
+  config: Readonly<Config>;
+  meter: Meter;
+  clock: Clock;
+  queries: HotQueries;
+  metrics: Metrics;
+  /** The owners' per-key statistics; null when requests are not recorded for them. */
+  stats: UsageStats | null;
+}
+
+export interface ApiPipeline {
+  /** Fastify's `frameworkErrors` option: the router's own errors, answered after steps 1 to 4. */
+  frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => void;
+  /** Adds the request decorations, hooks, not-found and error handlers to the root instance. */
+  install(app: App): void;
+}
+
+/** The contract's error for anything thrown while answering: 503 for an unreachable store or meter. */
+function toApiError(error: unknown, request: FastifyRequest, metrics: Metrics): ApiError {
+  if (error instanceof ApiError) return error;
+  if (
+    error instanceof MeterUnavailableError ||
+    error instanceof StoreBusyError ||
+    error instanceof DeadlineExceededError ||
+    isStoreUnavailable(error)
+  ) {
+    metrics.storeErrors.inc({ kind: 'unavailable' });
+    if (error instanceof MeterUnavailableError) metrics.outcome('unavailable');
+    request.log.warn({ err: error }, 'store or meter unavailable');
+    return new ApiError('service_unavailable', 'The service is temporarily unavailable; retry shortly.', {
+      'retry-after': RETRY_AFTER_UNAVAILABLE_S,
+    });
+  }
+  metrics.storeErrors.inc({ kind: 'unexpected' });
+  request.log.error({ err: error }, 'unexpected error');
+  return new ApiError('server_error', 'An unexpected error occurred.');
+}
+
+export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
+  const { config, meter, clock, queries, metrics, stats } = deps;
+  let draining = false;
+
+  /** Steps 1 to 3: method (405), key (401), plan (403). */
+  async function methodKeyAndPlan(request: FastifyRequest): Promise<Principal> {
+    if (!ACCEPTED_METHODS.has(request.method)) {
+      throw new ApiError('method_not_allowed', `Method ${request.method} is not allowed; use GET, HEAD or OPTIONS.`, {
+        allow: ALLOW,
+      });
+    }
+    return authenticate(request.raw.rawHeaders, clock.now(), {
+      findKey: queries.keyByHash,
+      keyPrefix: config.keyPrefix,
+      planLimits: config.planLimits,
+    });
+  }
+
+  const rateLimited = (limits: PlanLimits, resetInMs: number, headers: Record<string, string | number>) =>
+    new ApiError('rate_limited', `Over the burst limit of ${limits.perMinute} requests per minute.`, {
+      ...headers,
+      'retry-after': ceilSeconds(resetInMs),
+    });
+
+  /**
+   * Errors the router raises before any hook: a malformed URL (bad percent-encoding) or an over-long path
+   * parameter. Such a URL cannot be routed, but the contract's order still holds: steps 1 to 3 decide first
+   * (a POST is 405, a request without a key 401, whatever its URL), and a request past step 3 counts toward
+   * the burst (section 3) like any other; only then is it a 400. Never counted against the quota.
+   */
+  async function answerFrameworkError(error: Error, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    reply.header('x-request-id', request.id);
+    reply.header('cache-control', 'private, no-store');
+    let apiError: ApiError;
+    request.deadline = Date.now() + REQUEST_DEADLINE_MS;
+    try {
+      const principal = await settleBy(request.deadline, methodKeyAndPlan(request), 'the key lookup');
+      const now = clock.now();
+      const admission = await meter.admit({
+        accountId: principal.accountId,
+        keyId: principal.keyId,
+        limits: principal.limits,
+        quota: false,
+        now,
+        deadline: request.deadline,
+      });
+      const headers = rateLimitHeaders(principal.limits, admission.burst, admission.quota?.used ?? null, now);
+      if (!admission.burst.allowed) throw rateLimited(principal.limits, admission.burst.resetInMs, headers);
+      reply.headers(headers);
+      const code = (error as { code?: unknown }).code;
+      apiError = badRequest(
+        code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? 'A path parameter is too long to be valid.'
+          : /url/i.test(error.message)
+            ? 'The URL is malformed.'
+            : 'The request is malformed.',
+      );
+    } catch (thrown) {
+      apiError = toApiError(thrown, request, metrics);
+    }
+    void reply
+      .code(apiError.status)
+      .headers(apiError.headers)
+      .type('application/json; charset=utf-8')
+      .send(errorBody(apiError));
+  }
+
+  function install(app: App): void {
+    app.addHook('preClose', async () => {
+      draining = true;
+    });
+
+    app.setValidatorCompiler(paramValidatorCompiler);
+    // Every endpoint is a GET: a request body is never read, whatever its content type.
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', (_request, _payload, done) => done(null));
+
+    app.decorateRequest('principal', null);
+    app.decorateRequest('counted', null);
+    app.decorateRequest('usage', null);
+    app.decorateRequest('burst', null);
+    app.decorateRequest('deadline', 0);
+    app.decorateRequest('refusedKey', null);
+    app.decorateRequest('failure', null);
+
+    app.addHook('onRequest', async (request, reply) => {
+      // One deadline for the whole request: the key lookup, the meter and the handler share it.
+      request.deadline = Date.now() + REQUEST_DEADLINE_MS;
+      reply.header('x-request-id', request.id);
+      // Before the pipeline: nothing about this request is decided yet, and nothing is counted.
+      if (draining) {
+        reply.header('cache-control', 'private, no-store');
+        throw new ApiError('service_unavailable', 'The server is shutting down; retry the request.', {
+          'retry-after': RETRY_AFTER_UNAVAILABLE_S,
+          connection: 'close',
+        });
+      }
+      const hostProblem = hostHeaderProblem(request.raw);
+      if (hostProblem !== null) {
+        reply.header('cache-control', 'private, no-store');
+        throw badRequest(hostProblem);
+      }
+      if (request.routeOptions.config.public === true) return;
+      reply.header('cache-control', 'private, no-store');
+      try {
+        request.principal = await settleBy(request.deadline, methodKeyAndPlan(request), 'the key lookup');
+      } catch (error) {
+        if (error instanceof RefusedKeyError) request.refusedKey = { keyId: error.keyId, accountId: error.accountId };
+        throw error;
+      }
+    });
+
+    /** Steps 4 to 8: one meter call, then the first failing step decides. */
+    async function admit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+      if (request.routeOptions.config.public === true) return;
+      const principal = request.principal;
+      if (principal === null) throw new Error('pipeline: admit before authenticate');
+      const routeConfig = request.routeOptions.config;
+      const meta = routeConfig.meta;
+      let refusal: ApiError | null = null;
+      // The OPTIONS twin of a route carries `preflight` and no `meta`: test it before treating a missing
+      // `meta` as "no such route", or OPTIONS on an existing route would answer 404 instead of 204.
+      if (request.is404) refusal = notFound();
+      else if (routeConfig.preflight) refusal = null;
+      else if (meta === undefined) refusal = notFound();
+      else if (meta.scope !== null && !principal.scopes.has(meta.scope)) {
+        refusal = new ApiError('insufficient_scope', `This endpoint needs the '${meta.scope}' scope, which the key does not have.`);
+      } else if (request.validationError) refusal = badRequest(request.validationError.message);
+      const quota = refusal === null && !routeConfig.preflight && meta !== undefined && meta.quota;
+      const now = clock.now();
+      const admission = await meter.admit({
+        accountId: principal.accountId,
+        keyId: principal.keyId,
+        limits: principal.limits,
+        quota,
+        now,
+        deadline: request.deadline,
+      });
+      const headers = rateLimitHeaders(principal.limits, admission.burst, admission.quota?.used ?? null, now);
+      if (!admission.burst.allowed) {
+        metrics.outcome('rate_limited');
+        throw rateLimited(principal.limits, admission.burst.resetInMs, headers);
+      }
+      metrics.outcome('admitted');
+      reply.headers(headers);
+      if (refusal !== null) throw refusal;
+      if (admission.quota !== null && !admission.quota.allowed) {
+        metrics.outcome('quota_exceeded');
+        throw new ApiError('quota_exceeded', `The monthly quota of ${principal.limits.monthly} requests is used up.`, {
+          ...headers,
+          'retry-after': ceilSeconds(monthBounds(now).reset - now),
+        });
+      }
+      if (admission.quota !== null) request.usage = { period: admission.quota.period, used: admission.quota.used };
+      request.burst = { state: admission.burst, now };
+      if (quota) metrics.outcome('counted');
+      if (quota && admission.quota !== null) request.counted = { period: admission.quota.period, day: dayOf(now) };
+    }
+
+    app.addHook('preHandler', admit);
+    app.setNotFoundHandler(async () => {
+      // Reached only when preHandler hooks did not answer (they throw not_found for every 404 route).
+      throw notFound();
+    });
+
+    /**
+     * Gives back the quota count of this request (a 5xx, or a 304 Not Modified) and restates the rate-limit
+     * headers to match. The burst count stays: the request was still made.
+     */
+    async function giveBack(request: FastifyRequest, reply: FastifyReply, outcome: 'given_back' | 'not_modified'): Promise<void> {
+      if (request.counted === null || request.principal === null) return;
+      const { period, day } = request.counted;
+      request.counted = null;
+      const { accountId, keyId, limits } = request.principal;
+      // The answer waits for the give-back a moment at most; past that it is retried in the background.
+      const waitUntil = Math.max(request.deadline, Date.now()) + GIVE_BACK_WAIT_MS;
+      if (!(await giveBackCounted(meter, { accountId, keyId, period, day, token: request.id }, waitUntil, request.log))) return;
+      metrics.outcome(outcome);
+      if (request.usage !== null && request.burst !== null) {
+        request.usage = { ...request.usage, used: request.usage.used - 1 };
+        reply.headers(rateLimitHeaders(limits, request.burst.state, request.usage.used, request.burst.now));
+      }
+    }
+
+    app.setErrorHandler(async (error: unknown, request, reply) => {
+      const apiError = toApiError(error, request, metrics);
+      request.failure = { code: apiError.code, message: apiError.message };
+      if (apiError.status >= 500) await giveBack(request, reply, 'given_back');
+      reply.code(apiError.status).headers(apiError.headers).type('application/json; charset=utf-8');
+      return errorBody(apiError);
+    });
+
+    /**
+     * Every 200 carries a strong ETag (a route that streams sets its own before sending); a request whose
+     * If-None-Match names it is answered 304 with no body, and its quota count is given back.
+     */
+    app.addHook('onSend', async (request, reply, payload) => {
+      if (reply.statusCode !== 200 || request.routeOptions.config.public === true) return payload;
+      let etag = reply.getHeader('etag');
+      if (etag === undefined) {
+        if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
+        etag = strongEtag(payload);
+        reply.header('etag', etag);
+      }
+      if (!ifNoneMatchMatches(request.headers['if-none-match'], String(etag))) return payload;
+      await giveBack(request, reply, 'not_modified');
+      reply.code(304).removeHeader('content-type').removeHeader('content-length').removeHeader('content-disposition');
+      // Fastify's HEAD twin ends with an onSend handler of its own that reads the payload: it takes an empty
+      // stream (sending nothing, announcing no length), where null would make it throw.
+      return request.method === 'HEAD' ? Readable.from([]) : null;
+    });
+
+    app.addHook('onResponse', async (request, reply) => {
+      if (stats !== null && request.routeOptions.config.public !== true) {
+        const record = usageRecord(request, reply.statusCode, clock.now());
+        if (record !== null) stats.record(record);
+      }
+      const route = request.routeOptions.url ?? 'unknown';
+      metrics.requests.inc({ route, method: request.method, status: reply.statusCode });
+      metrics.duration.observe({ route }, reply.elapsedTime / 1000);
+      request.log.info(
+        {
+          method: request.method,
+          url: redactSecrets(request.url),
+          route: request.routeOptions.url ?? null,
+          status: reply.statusCode,
+          durationMs: Math.round(reply.elapsedTime * 100) / 100,
+          accountId: request.principal?.accountId ?? null,
+          keyId: request.principal?.keyId ?? null,
+        },
+        'request',
+      );
+    });
+  }
+
+  return {
+    frameworkErrors: (error, request, reply) => {
+      answerFrameworkError(error, request, reply).catch((err: unknown) => request.log.error({ err }, 'could not answer a framework error'));
+    },
+    install,
+  };
+}

@@ -1,0 +1,63 @@
+/** GET /catalogue and /catalogue/:id: published catalogue items. */
+import { Type } from 'typebox';
+import { CatalogueItemSchema } from '../../../domain/resources.js';
+import { listCatalogue } from '../../../store/repositories/catalogue.repository.js';
+import type { App } from '../../app.js';
+import type { RouteDeps } from '../api-surface.js';
+import { notFound } from '../../errors.js';
+import { Category, dataOf, Id, Limit, listOf, Offset, Platform, Search, Upc } from '../schemas.js';
+import { defineRoute } from './define-route.js';
+
+
+const CatalogueQuery = Type.Object(
+  {
+    search: Type.Optional(Search),
+    platform: Type.Optional(Platform),
+    category: Type.Optional(Category),
+    upc: Type.Optional(Upc),
+    limit: Type.Optional(Limit),
+    offset: Type.Optional(Offset),
+  },
+  { additionalProperties: false },
+);
+
+const ItemParams = Type.Object({ id: Id('masterItemId') }, { additionalProperties: false });
+
+export function registerCatalogueRoutes(app: App, deps: RouteDeps): void {
+  defineRoute(app, {
+    path: '/catalogue',
+    tag: 'Catalogue',
+    summary: 'List published catalogue items',
+    description: 'Published items in ascending `masterItemId`, filtered by every filter given.',
+    scope: 'catalogue:read',
+    quota: true,
+    querystring: CatalogueQuery,
+    response: listOf(CatalogueItemSchema),
+    handler: async (request) => {
+      const { limit = 50, offset = 0, ...filters } = request.query;
+      return (
+        (await deps.search.listCatalogue(filters, { limit, offset })) ??
+        deps.scans.run(() =>
+          listCatalogue(deps.store.db, deps.store.dialect, filters, { limit, offset }, (key, count) => deps.cache.get(key, count)),
+        )
+      );
+    },
+  });
+
+  defineRoute(app, {
+    path: '/catalogue/:id',
+    tag: 'Catalogue',
+    summary: 'One published catalogue item',
+    description: '`404 not_found` when no published item has this id.',
+    scope: 'catalogue:read',
+    quota: true,
+    params: ItemParams,
+    itemNotFound: true,
+    response: dataOf(CatalogueItemSchema),
+    handler: async (request) => {
+      const item = await deps.queries.catalogueItem(request.params.id);
+      if (!item) throw notFound(`No published catalogue item has masterItemId ${request.params.id}.`);
+      return { data: item };
+    },
+  });
+}

@@ -1,0 +1,107 @@
+/** GET /prices, /prices/:masterItemId and the streamed CSV export /prices/export.csv. */
+import { Readable } from 'node:stream';
+import { Type } from 'typebox';
+import { PriceRowSchema } from '../../../domain/resources.js';
+import { csvChunks } from '../../../csv/csv-chunks.js';
+import { listPrices, type PriceFilters } from '../../../store/repositories/price.repository.js';
+import { EXPORT_COLUMNS } from '../../../store/repositories/price-export.js';
+import type { App } from '../../app.js';
+import type { RouteDeps } from '../api-surface.js';
+import { exportEtag, ifNoneMatchMatches } from '../conditional.js';
+import { notFound } from '../../errors.js';
+import { dataOf, Id, Limit, listOf, Offset, Platform, Search, Upc } from '../schemas.js';
+import { defineRoute } from './define-route.js';
+
+
+const filterProperties = { search: Type.Optional(Search), platform: Type.Optional(Platform), upc: Type.Optional(Upc) };
+const PricesQuery = Type.Object(
+  { ...filterProperties, limit: Type.Optional(Limit), offset: Type.Optional(Offset) },
+  { additionalProperties: false },
+);
+const ExportQuery = Type.Object(filterProperties, { additionalProperties: false });
+const PriceParams = Type.Object({ masterItemId: Id('masterItemId') }, { additionalProperties: false });
+
+/** What the export may hold ready while the socket drains, so that formatting and sending overlap. */
+const EXPORT_BUFFER_BYTES = 1024 * 1024;
+
+export function registerPriceRoutes(app: App, deps: RouteDeps): void {
+  defineRoute(app, {
+    path: '/prices',
+    tag: 'Prices',
+    summary: 'List current prices',
+    description:
+      'One row per published item that has a price record: the latest by `scrapeDate`. Ascending `masterItemId`. ' +
+      'Prices are US dollars; `null` where unknown.',
+    scope: 'prices:read',
+    quota: true,
+    querystring: PricesQuery,
+    response: listOf(PriceRowSchema),
+    handler: async (request) => {
+      const { limit = 50, offset = 0, ...filters } = request.query;
+      return (
+        (await deps.search.listPrices(filters, { limit, offset })) ??
+        deps.scans.run(() =>
+          listPrices(deps.store.db, deps.store.dialect, filters, { limit, offset }, (key, count) => deps.cache.get(key, count)),
+        )
+      );
+    },
+  });
+
+  defineRoute(app, {
+    path: '/prices/export.csv',
+    tag: 'Prices',
+    summary: 'Export current prices as CSV',
+    description:
+      'Every row of `/prices` for the same filters, streamed as RFC 4180 CSV (CRLF line ends, a header row, fields ' +
+      'quoted when they hold `,` `"` CR or LF, quotes doubled, `null` as an empty field). Counts as one request.',
+    scope: 'export',
+    quota: true,
+    querystring: ExportQuery,
+    produces: 'text/csv',
+    response: Type.String({
+      description: 'Columns: masterItemId,name,slug,platform,category,upc,loose,cib,new,boxOnly,manualOnly,scrapeDate',
+    }),
+    handler: async (request, reply) => {
+      reply
+        .type('text/csv; charset=utf-8')
+        .header('content-disposition', 'attachment; filename="prices.csv"');
+      const filters: PriceFilters = request.query;
+      // The tag is known before the first byte: the data version and the filters decide the file.
+      const version = await deps.queries.dataVersion();
+      const etag = exportEtag(version, filters);
+      reply.header('etag', etag);
+      // HEAD, and a request the app's onSend hook will answer 304, run no export query. HEAD must carry the
+      // GET's headers (decisions.md section 1): the GET streams with no length known up front, and sending ''
+      // made Fastify announce `content-length: 0`, i.e. an empty file; an empty stream leaves it unannounced.
+      if (request.method === 'HEAD' || ifNoneMatchMatches(request.headers['if-none-match'], etag)) return reply.send(Readable.from([]));
+      // The unfiltered guide from its file when this version's is written; otherwise, and for filters, from
+      // the store. The handle is opened last: nothing can fail between it and the reply, which closes it.
+      if (Object.values(filters).every((value) => value === undefined)) {
+        const file = await deps.guide.open(version);
+        if (file !== null) return reply.send(file.createReadStream({ highWaterMark: EXPORT_BUFFER_BYTES }));
+      }
+      const stream = Readable.from(csvChunks(EXPORT_COLUMNS, deps.search.exportBatches(filters)), {
+        objectMode: false,
+        highWaterMark: EXPORT_BUFFER_BYTES,
+      });
+      return reply.send(stream);
+    },
+  });
+
+  defineRoute(app, {
+    path: '/prices/:masterItemId',
+    tag: 'Prices',
+    summary: 'Current price of one item',
+    description: '`404 not_found` when the item is not published or has no price record.',
+    scope: 'prices:read',
+    quota: true,
+    params: PriceParams,
+    itemNotFound: true,
+    response: dataOf(PriceRowSchema),
+    handler: async (request) => {
+      const row = await deps.queries.price(request.params.masterItemId);
+      if (!row) throw notFound(`No current price for masterItemId ${request.params.masterItemId}.`);
+      return { data: row };
+    },
+  });
+}

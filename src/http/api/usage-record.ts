@@ -1,0 +1,41 @@
+/**
+ * What the owner's per-key statistics keep of an answered API request (src/metering/usage-stats.ts): built
+ * in the onResponse hook from what the pipeline left on the request. Requests that reached no key (no key,
+ * a malformed or unknown one) belong to nobody and are not kept.
+ */
+import type { FastifyRequest } from 'fastify';
+import { KEY_PATTERN } from '../../keys/api-key.js';
+import { outcomeOf, type RequestRecord } from '../../metering/usage-stats.js';
+
+/** A path longer than this is kept cut short: enough to recognise a script's call. */
+const PATH_KEPT = 300;
+
+export function usageRecord(request: FastifyRequest, status: number, now: number): RequestRecord | null {
+  const principal = request.principal;
+  const key = principal ?? request.refusedKey;
+  if (key === null) return null;
+  const error = request.failure?.code ?? null;
+  const rejected = status >= 400;
+  const query = request.url.indexOf('?');
+  const path = (query === -1 ? request.url : request.url.slice(0, query)).replace(KEY_PATTERN, '[redacted]');
+  return {
+    accountId: key.accountId,
+    keyId: key.keyId,
+    at: now,
+    outcome: outcomeOf({ status, error, counted: request.counted !== null, keyRefused: principal === null }),
+    used: principal !== null,
+    address: principal !== null ? request.ip : null,
+    rejection: rejected
+      ? {
+          at: new Date(now).toISOString(),
+          method: request.method,
+          path: path.length > PATH_KEPT ? `${path.slice(0, PATH_KEPT)}…` : path,
+          status,
+          error: error ?? String(status),
+          // Messages can quote what the client sent (a parameter's name): never a key.
+          message: (request.failure?.message ?? '').replace(KEY_PATTERN, '[redacted]'),
+          requestId: request.id,
+        }
+      : null,
+  };
+}

@@ -1,0 +1,41 @@
+/**
+ * The two one-time mechanisms of create and roll (post/redirect/get): a form nonce recorded at the first
+ * submission, so a resubmitted form makes no second key; and the session's slot holding the new key,
+ * sealed with the cookie, emptied by the page that shows it.
+ */
+import { randomBytes } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import { openNewKey, sealNewKey } from '../../services/settings-auth/reveal.js';
+import type { Session } from '../../services/settings-auth/sessions.js';
+import type { Store } from '../../store/database.js';
+import { putReveal, recordFormUse, takeReveal } from '../../store/repositories/settings-auth.repository.js';
+import { SESSION_ABSOLUTE_MS } from '../../services/settings-auth/sessions.js';
+
+/** A new key waits at most this long for its page; then it is gone, unseen. */
+export const REVEAL_TTL_MS = 5 * 60_000;
+
+export const newNonce = () => randomBytes(16).toString('hex');
+
+/**
+ * True the first time a nonce is submitted; false for a resubmission. A nonce is remembered as long as any
+ * session lives (12 hours), and a form can only be posted within the session it was made for.
+ */
+export async function firstSubmission(store: Store, session: Session, nonce: string, now: number): Promise<boolean> {
+  return recordFormUse(store.db, nonce, session.idHash, new Date(now).toISOString(), new Date(now - SESSION_ABSOLUTE_MS).toISOString());
+}
+
+export async function keepNewKey(store: Store, request: FastifyRequest, session: Session, keyId: number, key: string, now: number): Promise<void> {
+  const cookie = request.settingsCookie;
+  if (cookie === null) throw new Error('settings: no session cookie to seal the new key with');
+  await putReveal(store.db, { sessionHash: session.idHash, keyId, secret: sealNewKey(cookie, key), createdAt: new Date(now).toISOString() });
+}
+
+/** The waiting key, exactly once, and only within REVEAL_TTL_MS of its making. */
+export async function takeNewKey(store: Store, request: FastifyRequest, session: Session, now: number): Promise<{ keyId: number; key: string } | null> {
+  const cookie = request.settingsCookie;
+  if (cookie === null) return null;
+  const waiting = await takeReveal(store.db, session.idHash, new Date(now - REVEAL_TTL_MS).toISOString());
+  if (waiting === undefined) return null;
+  const key = openNewKey(cookie, waiting.secret);
+  return key === null ? null : { keyId: waiting.keyId, key };
+}

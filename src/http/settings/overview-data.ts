@@ -1,0 +1,64 @@
+/**
+ * Gathers the overview's numbers through the services the command line uses: the account, its keys with
+ * status and last use, this month's counted requests (the figure /me reports), the burst window, and the
+ * account's counted requests per day (the sum of its keys' daily counts, as `keys usage` shows them).
+ */
+import { accountKeys } from '../../services/keys.service.js';
+import { PLANS, type Plan } from '../../domain/scopes.js';
+import { keyHint } from '../../keys/api-key.js';
+import { keyStatus } from '../../keys/key-status.js';
+import { dayOf, monthBounds, periodOf } from '../../metering/periods.js';
+import { getAccount } from '../../store/repositories/account.repository.js';
+import type { KeyRecord } from '../../store/repositories/api-key.repository.js';
+import type { AppDeps } from '../app.js';
+import { PageError } from './page-errors.js';
+import type { KeyView } from './views/key-summary.js';
+import type { OverviewData } from './views/overview.js';
+
+export const CHART_DAYS = 30;
+
+/** The last `count` UTC days, oldest first, today last. */
+export function lastDays(now: number, count: number): string[] {
+  return Array.from({ length: count }, (_, i) => dayOf(now - (count - 1 - i) * 86_400_000));
+}
+
+export function keyView(record: KeyRecord, keyPrefix: string, now: number): KeyView {
+  return {
+    id: record.id,
+    name: record.name,
+    hint: keyHint(keyPrefix, record.lastFour),
+    scopes: record.scopes,
+    createdAt: record.createdAt,
+    expiresAt: record.expiresAt,
+    lastUsedAt: record.lastUsedAt,
+    status: keyStatus(record, now),
+  };
+}
+
+export async function overviewData(deps: AppDeps, accountId: number, now: number): Promise<OverviewData> {
+  const { store, meter, config } = deps;
+  const account = await getAccount(store.db, accountId);
+  if (account === undefined) throw new PageError('signed_out');
+  const plan = (PLANS as readonly string[]).includes(account.plan) ? (account.plan as Plan) : null;
+  const keys = await accountKeys(store, meter, accountId, now);
+  const days = lastDays(now, CHART_DAYS);
+  const perDay = new Map<string, number>();
+  // Every key that could have counted requests in the window, listed or not (a key revoked long ago counted none).
+  for (const key of keys) {
+    for (const usage of await meter.keyUsage(accountId, key.id, days[0]!, days[days.length - 1]!)) {
+      perDay.set(usage.day, (perDay.get(usage.day) ?? 0) + usage.requests);
+    }
+  }
+  const [used, burstUsed] = await Promise.all([meter.used(accountId, periodOf(now)), meter.burstUsed(accountId, now)]);
+  return {
+    now,
+    plan: account.plan,
+    planStatus: account.planStatus,
+    limits: plan === null ? null : config.planLimits[plan],
+    month: { used, resetAt: new Date(monthBounds(now).reset).toISOString() },
+    burstUsed,
+    days,
+    counted: days.map((d) => perDay.get(d) ?? 0),
+    keys: keys.map((k) => keyView(k, config.keyPrefix, now)),
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * POST /settings/developer-api/keys: creates the key through the same service as `shelfapi keys create`,
+ * keeps it in the session's one-time slot and redirects to the page that shows it once (303). Bad input:
+ * the form again (422) with the message at its field, nothing created. A resubmitted form (same nonce):
+ * no second key, a redirect to the overview that says so.
+ */
+import { createKey, expiresAtFor } from '../../../services/keys.service.js';
+import { InputError } from '../../../services/input-error.js';
+import { creationBlocked } from '../account-access.js';
+import { formBody, listField, nonceField, textField } from '../form-input.js';
+import { ownerActor, requireRecentSignIn } from '../guards.js';
+import { withNotice } from '../notices.js';
+import { firstSubmission, keepNewKey, newNonce } from '../one-time.js';
+import { paths } from '../paths.js';
+import { sendPage } from '../render.js';
+import type { SettingsApp, SettingsContext } from '../settings-plugin.js';
+import { shellFor } from '../shell.js';
+import { CreateKeyPage, type FieldErrors } from '../views/create-key.js';
+
+export function registerCreateKey(app: SettingsApp, context: SettingsContext): void {
+  const { store, clock, config } = context.deps;
+  app.post('/developer-api/keys', async (request, reply) => {
+    const session = requireRecentSignIn(context, request);
+    const body = formBody(request.body);
+    const nonce = nonceField(body);
+    const values = { name: textField(body, 'name'), scopes: listField(body, 'scopes'), expiry: textField(body, 'expiry') };
+    const now = clock.now();
+    if (!(await firstSubmission(store, session, nonce, now))) return reply.redirect(withNotice(paths.overview, 'already_submitted'), 303);
+    try {
+      const created = await createKey(store, {
+        accountId: session.accountId,
+        name: values.name,
+        scopes: values.scopes,
+        expiresAt: expiresAtFor(values.expiry, now),
+        now,
+        keyPrefix: config.keyPrefix,
+        actor: ownerActor(session, request),
+      });
+      await keepNewKey(store, request, session, created.id, created.key, now);
+      request.log.info({ accountId: session.accountId, keyId: created.id }, 'settings: key created');
+      return reply.redirect(paths.createdKey, 303);
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      const errors: FieldErrors = {};
+      if (error.field === 'name' || error.field === 'scopes' || error.field === 'expiry') errors[error.field] = error.message;
+      else errors.form = error.message;
+      const blocked = await creationBlocked(store, session.accountId);
+      const shell = await shellFor(context, request, reply, 'create');
+      return sendPage(reply, 422, CreateKeyPage({ shell, blocked, values, errors, nonce: newNonce() }));
+    }
+  });
+}

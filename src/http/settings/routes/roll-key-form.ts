@@ -1,0 +1,30 @@
+/** GET /settings/developer-api/keys/:id/roll: the roll form (choose when the old key stops). */
+import { ownedKey } from '../../../services/keys.service.js';
+import { PageError } from '../page-errors.js';
+import { creationBlocked } from '../account-access.js';
+import { keyIdParam } from '../form-input.js';
+import { requireRecentSignIn } from '../guards.js';
+import { newNonce } from '../one-time.js';
+import { keyView } from '../overview-data.js';
+import { sendPage } from '../render.js';
+import type { SettingsApp, SettingsContext } from '../settings-plugin.js';
+import { shellFor } from '../shell.js';
+import { RollKeyPage } from '../views/roll-key.js';
+
+/** The stop time the form offers first: a day gives every script time to switch. */
+export const DEFAULT_STOP_OLD = '24h';
+
+export function registerRollKeyForm(app: SettingsApp, context: SettingsContext): void {
+  const { store, clock, config } = context.deps;
+  app.get('/developer-api/keys/:id/roll', async (request, reply) => {
+    const session = requireRecentSignIn(context, request);
+    const keyId = keyIdParam(request.params);
+    const now = clock.now();
+    const view = keyView(await ownedKey(store, session.accountId, keyId), config.keyPrefix, now);
+    if (view.status.status === 'expired' || view.status.status === 'revoked') throw new PageError('not_found');
+    const blocked =
+      view.status.status === 'retiring' ? 'This key was rolled already: roll its replacement instead.' : await creationBlocked(store, session.accountId);
+    const shell = await shellFor(context, request, reply, null);
+    return sendPage(reply, 200, RollKeyPage({ shell, now, keyView: view, blocked, stopOld: DEFAULT_STOP_OLD, error: null, nonce: newNonce() }));
+  });
+}

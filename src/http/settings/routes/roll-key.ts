@@ -1,0 +1,53 @@
+/**
+ * POST /settings/developer-api/keys/:id/roll: rolls the key through the same service as the command line,
+ * keeps the new key in the one-time slot and redirects to the page that shows it once. A resubmitted form
+ * makes no second key. Bad input (no stop time, a key revoked meanwhile): the form again, 422.
+ */
+import { InputError } from '../../../services/input-error.js';
+import { ownedKey, rollKey } from '../../../services/keys.service.js';
+import { creationBlocked } from '../account-access.js';
+import { formBody, keyIdParam, nonceField, textField } from '../form-input.js';
+import { ownerActor, requireRecentSignIn } from '../guards.js';
+import { withNotice } from '../notices.js';
+import { firstSubmission, keepNewKey, newNonce } from '../one-time.js';
+import { keyView } from '../overview-data.js';
+import { paths } from '../paths.js';
+import { sendPage } from '../render.js';
+import type { SettingsApp, SettingsContext } from '../settings-plugin.js';
+import { shellFor } from '../shell.js';
+import { RollKeyPage } from '../views/roll-key.js';
+
+export function registerRollKey(app: SettingsApp, context: SettingsContext): void {
+  const { store, clock, config } = context.deps;
+  app.post('/developer-api/keys/:id/roll', async (request, reply) => {
+    const session = requireRecentSignIn(context, request);
+    const keyId = keyIdParam(request.params);
+    const body = formBody(request.body);
+    const nonce = nonceField(body);
+    const stopOld = textField(body, 'stopOld');
+    const now = clock.now();
+    // The key must be the owner's before anything is recorded (another account's id: 404, nothing changed).
+    const before = await ownedKey(store, session.accountId, keyId);
+    if (!(await firstSubmission(store, session, nonce, now))) return reply.redirect(withNotice(paths.overview, 'already_submitted'), 303);
+    try {
+      const { created } = await rollKey(store, {
+        keyId,
+        accountId: session.accountId,
+        stopOld,
+        now,
+        keyPrefix: config.keyPrefix,
+        actor: ownerActor(session, request),
+      });
+      await keepNewKey(store, request, session, created.id, created.key, now);
+      request.log.info({ accountId: session.accountId, keyId, newKeyId: created.id }, 'settings: key rolled');
+      return reply.redirect(paths.createdKey, 303);
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      const shell = await shellFor(context, request, reply, null);
+      const view = keyView(before, config.keyPrefix, now);
+      const stopError = error.field === 'stopOld' ? error.message : null;
+      const blocked = stopError === null ? error.message : await creationBlocked(store, session.accountId);
+      return sendPage(reply, 422, RollKeyPage({ shell, now, keyView: view, blocked, stopOld, error: stopError, nonce: newNonce() }));
+    }
+  });
+}

@@ -1,0 +1,160 @@
+/**
+ * The owner's settings screen (settings.md) as its own encapsulated Fastify plugin under /settings: a
+ * second surface of the same service, beside the Developer API. Everything here stays inside this
+ * context: cookies are parsed, form bodies read, security headers set, sessions loaded and form tokens
+ * checked only for these routes; every route is `public` to the app, so the API's key, metering and
+ * rate-limit pipeline never runs for it and the API never reads or sets a cookie.
+ *
+ * Pipeline of a settings request:
+ *   onRequest     Cache-Control no-store; the session from its cookie (or none)
+ *   preValidation POST: Origin / Sec-Fetch-Site is this site (403), a session (401), the form token (403)
+ *   preHandler    GET: a form token for the page's forms
+ *   handler       one route file per page or action (routes/index.ts)
+ */
+import { randomBytes } from 'node:crypto';
+import fastifyCookie from '@fastify/cookie';
+import fastifyCsrfProtection from '@fastify/csrf-protection';
+import fastifyFormbody from '@fastify/formbody';
+import fastifyHelmet from '@fastify/helmet';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { InputError, NotFoundError } from '../../services/input-error.js';
+import { SESSION_COOKIE, loadSession, type Session } from '../../services/settings-auth/sessions.js';
+import { ensureSecret } from '../../store/repositories/settings-auth.repository.js';
+import type { App, AppDeps } from '../app.js';
+import { PageError } from './page-errors.js';
+import { SETTINGS_PREFIX } from './paths.js';
+import { sendPage } from './render.js';
+import { registerSettingsRoutes } from './routes/index.js';
+import { checkSameSite, SETTINGS_CSP_DIRECTIVES, siteOrigin } from './site.js';
+import { errorPage } from './views/error-pages.js';
+import { shellFor } from './shell.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The signed-in owner's session on a settings page; null when none (or outside the settings screen). */
+    settingsSession: Session | null;
+    /** The session cookie's value, needed to open the new key's sealed slot; never logged. */
+    settingsCookie: string | null;
+    /** The form token for this page's forms (GET pages with a session). */
+    formToken: string;
+  }
+}
+
+export const CSRF_COOKIE = 'shelfapi_settings_csrf';
+/** A form of ours is a few hundred bytes; nothing larger is read. */
+const FORM_BODY_LIMIT = 16 * 1024;
+
+export interface SettingsContext {
+  deps: AppDeps;
+  /** True when PUBLIC_URL is https: cookies get `Secure`. */
+  secureCookies: boolean;
+}
+
+export type SettingsApp = FastifyInstance;
+
+export function cookieOptions(context: SettingsContext) {
+  return { path: SETTINGS_PREFIX, httpOnly: true, sameSite: 'lax', secure: context.secureCookies } as const;
+}
+
+export function requireSession(request: FastifyRequest): Session {
+  if (request.settingsSession === null) throw new PageError('signed_out');
+  return request.settingsSession;
+}
+
+export async function registerSettings(app: App, deps: AppDeps): Promise<void> {
+  const { config, store, clock } = deps;
+  const context: SettingsContext = { deps, secureCookies: config.publicUrl?.startsWith('https:') ?? false };
+  // The form tokens' HMAC key is shared by every server (kept in the store), so a form rendered by one
+  // server can be posted to another.
+  const formTokenKey = await ensureSecret(store.db, 'form_tokens', randomBytes(32).toString('base64url'), new Date(clock.now()).toISOString());
+
+  await app.register(
+    async (settings) => {
+      settings.addHook('onRoute', (route) => {
+        route.config = { ...(route.config ?? {}), public: true };
+        // The OpenAPI document describes the Developer API only.
+        route.schema = { ...(route.schema ?? {}), hide: true };
+      });
+      settings.decorateRequest('settingsSession', null);
+      settings.decorateRequest('settingsCookie', null);
+      settings.decorateRequest('formToken', '');
+
+      await settings.register(fastifyCookie);
+      await settings.register(fastifyFormbody, { bodyLimit: FORM_BODY_LIMIT });
+      await settings.register(fastifyHelmet, {
+        contentSecurityPolicy: { useDefaults: false, directives: { ...SETTINGS_CSP_DIRECTIVES } },
+        referrerPolicy: { policy: 'no-referrer' },
+        hsts: context.secureCookies ? { maxAge: 31_536_000 } : false,
+        // Only our own pages and files are ever loaded; no need to be loadable by other origins.
+        crossOriginResourcePolicy: { policy: 'same-origin' },
+      });
+      await settings.register(fastifyCsrfProtection, {
+        sessionPlugin: '@fastify/cookie',
+        cookieKey: CSRF_COOKIE,
+        cookieOpts: cookieOptions(context),
+        // Binds every form token to the session it was made for: a token from another session is refused.
+        getUserInfo: (request: FastifyRequest) => request.settingsSession?.idHash ?? '',
+        csrfOpts: { hmacKey: formTokenKey },
+      });
+
+      settings.addHook('onRequest', async (request, reply) => {
+        reply.header('cache-control', 'no-store');
+        const cookie = request.cookies[SESSION_COOKIE];
+        const session = await loadSession(store, cookie, clock.now());
+        request.settingsSession = session;
+        request.settingsCookie = session === null ? null : (cookie ?? null);
+      });
+
+      settings.addHook('preValidation', async (request) => {
+        if (request.method !== 'POST') return;
+        const site = checkSameSite(request.headers, siteOrigin(request, config.publicUrl));
+        if (!site.ok) {
+          request.log.warn({ reason: site.reason }, 'settings: request from another site refused');
+          throw new PageError('forbidden_request', site.reason);
+        }
+        // Signing out twice, or after the session ended, is not an error: the owner is signed out.
+        if (request.settingsSession === null) {
+          if (request.routeOptions.url === `${SETTINGS_PREFIX}/sign-out`) return;
+          throw new PageError('signed_out');
+        }
+      });
+      // The form token, checked by @fastify/csrf-protection against this session (it answers a missing or
+      // wrong token with an error the handler below turns into the 403 page).
+      settings.addHook('preValidation', (request, reply, done) => {
+        if (request.method !== 'POST' || request.settingsSession === null) return done();
+        settings.csrfProtection(request, reply, done);
+      });
+
+      settings.addHook('preHandler', async (request, reply) => {
+        if (request.method === 'GET' && request.settingsSession !== null) {
+          request.formToken = reply.generateCsrf({ userInfo: request.settingsSession.idHash });
+        }
+      });
+
+      settings.setErrorHandler(async (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+        const pageError = toPageError(error, request);
+        const signedIn = request.settingsSession !== null && pageError.kind !== 'signed_out';
+        const shell = signedIn ? await shellFor(context, request, reply, null).catch(() => null) : null;
+        return sendPage(reply, pageError.status, errorPage(pageError, shell, config.settingsReauthMinutes));
+      });
+
+      await registerSettingsRoutes(settings, context);
+    },
+    { prefix: SETTINGS_PREFIX },
+  );
+}
+
+function toPageError(error: unknown, request: FastifyRequest): PageError {
+  if (error instanceof PageError) return error;
+  if (error instanceof NotFoundError) return new PageError('not_found');
+  if (error instanceof InputError) return new PageError('bad_request', error.message);
+  const code = (error as { code?: unknown }).code;
+  if (code === 'FST_CSRF_MISSING_SECRET' || code === 'FST_CSRF_INVALID_TOKEN') return new PageError('forbidden_request', 'form_token');
+  const status = (error as { statusCode?: unknown }).statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    request.log.info({ err: error }, 'settings: bad request');
+    return new PageError('bad_request');
+  }
+  request.log.error({ err: error }, 'settings: unexpected error');
+  return new PageError('unexpected');
+}

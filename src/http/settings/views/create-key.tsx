@@ -1,0 +1,124 @@
+/** Create key: name, scopes (each with what it grants and its endpoints), expiry; errors at their fields. */
+import { DEFAULT_EXPIRY, EXPIRY_CHOICES, MAX_LIVE_KEYS, type ExpiryChoice } from '../../../services/keys.service.js';
+import { SCOPES } from '../../../domain/scopes.js';
+import { paths } from '../paths.js';
+import { SCOPE_HELP } from '../scope-help.js';
+import { Banner, FieldError, FormToken } from './components.js';
+import { Layout, type SignedInShell } from './layout.js';
+
+export interface FieldErrors {
+  name?: string;
+  scopes?: string;
+  expiry?: string;
+  /** A problem not tied to one field (the live-key limit, a lapsed plan). */
+  form?: string;
+}
+
+export interface CreateFormValues {
+  name: string;
+  scopes: readonly string[];
+  expiry: string;
+}
+
+export const EMPTY_CREATE_FORM: CreateFormValues = { name: '', scopes: [], expiry: DEFAULT_EXPIRY };
+
+const EXPIRY_LABELS: Record<ExpiryChoice, string> = {
+  '7d': '7 days',
+  '30d': '30 days',
+  '90d': '90 days',
+  '1y': '1 year',
+  none: 'Never',
+};
+
+export function ScopeChoices({ selected, error, idPrefix }: { selected: readonly string[]; error: string | undefined; idPrefix: string }) {
+  return (
+    <fieldset aria-describedby={error ? `${idPrefix}-error` : undefined}>
+      <legend>Scopes</legend>
+      <p class="hint">Choose at least one: what the key may read. Every key can also call GET /me.</p>
+      {SCOPES.map((scope) => {
+        const id = `${idPrefix}-${scope.replace(':', '-')}`;
+        return (
+          <div class="choice">
+            <input type="checkbox" id={id} name="scopes" value={scope} checked={selected.includes(scope)} aria-describedby={`${id}-hint`} />
+            <label for={id}>{scope}</label>
+            <p class="hint" id={`${id}-hint`}>
+              {SCOPE_HELP[scope].grants} <span class="mono">{SCOPE_HELP[scope].endpoints.join(', ')}</span>
+            </p>
+          </div>
+        );
+      })}
+      <FieldError id={`${idPrefix}-error`} message={error} />
+    </fieldset>
+  );
+}
+
+export interface CreateKeyPageProps {
+  shell: SignedInShell;
+  /** Null when the account may create a key; otherwise why not (lapsed plan). */
+  blocked: string | null;
+  values: CreateFormValues;
+  errors: FieldErrors;
+  nonce: string;
+}
+
+export function CreateKeyPage({ shell, blocked, values, errors, nonce }: CreateKeyPageProps) {
+  return (
+    <Layout title="Create key" shell={shell}>
+      <h1>Create key</h1>
+      {blocked !== null ? (
+        <Banner tone="danger">
+          <p>{blocked}</p>
+          <p>
+            <a href={paths.overview}>Back to the overview</a>
+          </p>
+        </Banner>
+      ) : (
+        <form method="post" action={paths.createKey} class="stack" novalidate>
+          <FormToken token={shell.formToken} />
+          <input type="hidden" name="nonce" value={nonce} />
+          {errors.form ? (
+            <Banner tone="danger">
+              <p>{errors.form}</p>
+            </Banner>
+          ) : null}
+          <div>
+            <label for="name">Name</label>
+            <p class="hint" id="name-hint">
+              1 to 64 characters, different from your other working keys: say where the key is used ("price sync on the NAS").
+            </p>
+            <input
+              type="text"
+              id="name"
+              name="name"
+              value={values.name}
+              autocomplete="off"
+              aria-describedby={errors.name ? 'name-hint name-error' : 'name-hint'}
+              aria-invalid={errors.name ? 'true' : undefined}
+            />
+            <FieldError id="name-error" message={errors.name} />
+          </div>
+          <ScopeChoices selected={values.scopes} error={errors.scopes} idPrefix="scope" />
+          <div>
+            <label for="expiry">Expires after</label>
+            <select id="expiry" name="expiry" aria-describedby={errors.expiry ? 'expiry-hint expiry-error' : 'expiry-hint'}>
+              {EXPIRY_CHOICES.map((choice) => (
+                <option value={choice} selected={values.expiry === choice}>
+                  {EXPIRY_LABELS[choice]}
+                </option>
+              ))}
+            </select>
+            <p class="hint" id="expiry-hint">
+              "Never" is convenient but risky: a key that leaks keeps working until someone revokes it. At most {MAX_LIVE_KEYS}{' '}
+              working keys per account.
+            </p>
+            <FieldError id="expiry-error" message={errors.expiry} />
+          </div>
+          <div class="actions">
+            <button type="submit">Create key</button>
+            <a href={paths.overview}>Cancel</a>
+          </div>
+        </form>
+      )}
+    </Layout>
+  );
+}

@@ -1,0 +1,40 @@
+/** Plain formatting the views share: numbers, UTC times, relative times. Pure functions of their input. */
+
+const numberFormat = new Intl.NumberFormat('en-US');
+
+export const formatCount = (n: number) => numberFormat.format(n);
+
+/** "2026-11-24 08:12 UTC": the exact time, always UTC, as the contract's times are. */
+export function formatUtc(iso: string): string {
+  const d = new Date(iso);
+  return `${d.toISOString().slice(0, 10)} ${d.toISOString().slice(11, 16)} UTC`;
+}
+
+export function formatDay(day: string): string {
+  const d = new Date(`${day}T00:00:00Z`);
+  return d.toLocaleDateString('en-US', { timeZone: 'UTC', month: 'short', day: 'numeric' });
+}
+
+const UNITS: Array<[Intl.RelativeTimeFormatUnit, number]> = [
+  ['year', 365 * 86_400_000],
+  ['month', 30 * 86_400_000],
+  ['day', 86_400_000],
+  ['hour', 3_600_000],
+  ['minute', 60_000],
+];
+const relativeFormat = new Intl.RelativeTimeFormat('en', { numeric: 'auto' });
+
+/** "3 minutes ago", "in 2 days", "just now". */
+export function formatRelative(iso: string, now: number): string {
+  const delta = Date.parse(iso) - now;
+  if (Math.abs(delta) < 60_000) return 'just now';
+  for (const [unit, ms] of UNITS) {
+    if (Math.abs(delta) >= ms) return relativeFormat.format(Math.trunc(delta / ms), unit);
+  }
+  return 'just now';
+}
+
+export function percent(part: number, whole: number): number {
+  if (whole <= 0) return part > 0 ? 100 : 0;
+  return Math.min(100, Math.floor((part / whole) * 100));
+}

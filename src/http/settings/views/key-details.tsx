@@ -1,0 +1,213 @@
+/**
+ * Key details: everything the overview shows of the key, plus rename, scopes, requests per day by outcome,
+ * the last use and its address, and the last 20 rejected requests (so an owner can debug a script alone).
+ */
+import { OUTCOMES, type LastUse, type Outcome, type Rejection } from '../../../metering/usage-stats.js';
+import { paths } from '../paths.js';
+import { BarChart } from './bar-chart.js';
+import { Banner, FieldError, FormToken, Time } from './components.js';
+import { ScopeChoices } from './create-key.js';
+import { formatCount } from './format.js';
+import { ScopeList, StatusBadge, type KeyView } from './key-summary.js';
+import { Layout, type SignedInShell } from './layout.js';
+
+/** What each outcome is called on the page (the outcomes and their order are the statistics'). */
+export const OUTCOME_LABELS: Readonly<Record<Outcome, string>> = {
+  counted: 'Counted',
+  not_modified: 'Not modified (304)',
+  bad_request: 'Bad request (400)',
+  insufficient_scope: 'Insufficient scope (403)',
+  rate_limited: 'Rate limited (429)',
+  quota_exceeded: 'Quota exceeded (429)',
+  server_error: 'Server error (5xx)',
+  revoked_or_expired: 'After revoke or expiry (401)',
+};
+
+export interface KeyDetailsData {
+  now: number;
+  key: KeyView;
+  lastUse: LastUse | null;
+  days: readonly string[];
+  outcomes: Readonly<Record<Outcome, readonly number[]>>;
+  rejections: readonly Rejection[];
+  /** The key it was rolled into, if any. */
+  replacedBy: { id: number; name: string } | null;
+}
+
+export interface KeyDetailsForm {
+  name?: { value: string; error: string };
+  scopes?: { values: readonly string[]; error: string };
+  /** A message about the key as a whole (it was revoked meanwhile, ...). */
+  key?: string;
+}
+
+export function KeyDetailsPage({
+  shell,
+  data,
+  form,
+  notice,
+}: {
+  shell: SignedInShell;
+  data: KeyDetailsData;
+  form: KeyDetailsForm;
+  notice: string | null;
+}) {
+  const { key, now } = data;
+  const working = key.status.status !== 'expired' && key.status.status !== 'revoked';
+  const rollable = working && key.status.status !== 'retiring';
+  const total = OUTCOMES.reduce((sum, name) => sum + data.outcomes[name].reduce((a, b) => a + b, 0), 0);
+  return (
+    <Layout title={`Key ${key.name}`} shell={shell} notice={notice}>
+      <p class="small">
+        <a href={paths.overview}>← Overview</a>
+      </p>
+      <h1>{key.name}</h1>
+      {form.key ? (
+        <Banner tone="danger">
+          <p>{form.key}</p>
+        </Banner>
+      ) : null}
+      <div class="grid grid-2">
+        <section class="card" aria-labelledby="about-heading">
+          <h2 id="about-heading">About this key</h2>
+          <dl class="facts">
+            <dt>Key</dt>
+            <dd class="mono">{key.hint}</dd>
+            <dt>Status</dt>
+            <dd>
+              <StatusBadge status={key.status} now={now} />
+            </dd>
+            <dt>Scopes</dt>
+            <dd>{key.scopes.length === 0 ? 'None (only /me)' : <ScopeList scopes={key.scopes} />}</dd>
+            <dt>Created</dt>
+            <dd>
+              <Time at={key.createdAt} now={now} exact />
+            </dd>
+            <dt>Expires</dt>
+            <dd>{key.expiresAt === null ? 'Never' : <Time at={key.expiresAt} now={now} exact />}</dd>
+            <dt>Last used</dt>
+            <dd>
+              {data.lastUse === null ? (
+                'Never'
+              ) : (
+                <>
+                  <Time at={data.lastUse.at} now={now} exact />
+                  {data.lastUse.address === null ? null : (
+                    <>
+                      {' '}
+                      from <span class="mono">{data.lastUse.address}</span>
+                    </>
+                  )}
+                </>
+              )}
+            </dd>
+            {data.replacedBy === null ? null : (
+              <>
+                <dt>Replaced by</dt>
+                <dd>
+                  <a href={paths.key(data.replacedBy.id)}>{data.replacedBy.name}</a>
+                </dd>
+              </>
+            )}
+          </dl>
+          {working ? (
+            <p class="actions">
+              {rollable ? (
+                <a class="button button-secondary" href={paths.rollKey(key.id)}>
+                  Roll
+                </a>
+              ) : null}
+              <a class="button button-danger" href={paths.revokeKey(key.id)}>
+                Revoke
+              </a>
+            </p>
+          ) : null}
+        </section>
+        {working ? (
+          <section class="card" aria-labelledby="change-heading">
+            <h2 id="change-heading">Change</h2>
+            <form method="post" action={paths.renameKey(key.id)} class="stack">
+              <FormToken token={shell.formToken} />
+              <div>
+                <label for="name">Name</label>
+                <input
+                  type="text"
+                  id="name"
+                  name="name"
+                  value={form.name?.value ?? key.name}
+                  autocomplete="off"
+                  aria-invalid={form.name ? 'true' : undefined}
+                  aria-describedby={form.name ? 'name-error' : undefined}
+                />
+                <FieldError id="name-error" message={form.name?.error} />
+              </div>
+              <div class="actions">
+                <button type="submit" class="button-secondary">
+                  Rename
+                </button>
+              </div>
+            </form>
+            <form method="post" action={paths.keyScopes(key.id)} class="stack">
+              <FormToken token={shell.formToken} />
+              <ScopeChoices selected={form.scopes?.values ?? key.scopes} error={form.scopes?.error} idPrefix="scope" />
+              <div class="actions">
+                <button type="submit" class="button-secondary">
+                  Save scopes
+                </button>
+                <span class="hint">Applies from the next request, on every server.</span>
+              </div>
+            </form>
+          </section>
+        ) : null}
+      </div>
+      <section class="card" aria-labelledby="outcomes-heading">
+        <h2 id="outcomes-heading">Requests per day by outcome, last 30 days</h2>
+        <p class="small muted">{formatCount(total)} requests in 30 days. Only counted requests use the monthly quota.</p>
+        <BarChart
+          id="outcomes"
+          title={`Requests per day by outcome for key ${key.name}, last 30 days (UTC)`}
+          days={data.days}
+          series={OUTCOMES.map((name) => ({ name: OUTCOME_LABELS[name], tone: name, values: data.outcomes[name] }))}
+        />
+      </section>
+      <section class="card" aria-labelledby="rejections-heading">
+        <h2 id="rejections-heading">Last rejected requests</h2>
+        {data.rejections.length === 0 ? (
+          <p class="muted">No rejected requests.</p>
+        ) : (
+          <div class="table-scroll">
+            <table>
+              <caption class="visually-hidden">The last {data.rejections.length} rejected requests of this key, newest first</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Time</th>
+                  <th scope="col">Request</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Error</th>
+                  <th scope="col">Request id</th>
+                </tr>
+              </thead>
+              <tbody>
+                {data.rejections.map((r) => (
+                  <tr>
+                    <td>
+                      <Time at={r.at} now={now} exact />
+                    </td>
+                    <td class="mono">
+                      {r.method} {r.path}
+                    </td>
+                    <td class="num">{r.status}</td>
+                    <td>
+                      <code>{r.error}</code> {r.message}
+                    </td>
+                    <td class="mono small">{r.requestId}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+    </Layout>
+  );
+}

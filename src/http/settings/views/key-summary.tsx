@@ -1,0 +1,81 @@
+/** A key as the owner sees it in lists: name (a link to its details), hint, scopes, dates, status. */
+import type { KeyStatus } from '../../../keys/key-status.js';
+import { paths } from '../paths.js';
+import { Time } from './components.js';
+
+export interface KeyView {
+  id: number;
+  name: string;
+  hint: string;
+  scopes: readonly string[];
+  createdAt: string;
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+  status: KeyStatus;
+}
+
+const STATUS_LABEL: Record<KeyStatus['status'], string> = {
+  active: 'Active',
+  expires_soon: 'Expires soon',
+  retiring: 'Retiring',
+  expired: 'Expired',
+  revoked: 'Revoked',
+};
+
+export function StatusBadge({ status, now }: { status: KeyStatus; now: number }) {
+  const when =
+    status.at === null ? null : status.status === 'retiring' ? 'stops' : status.status === 'expires_soon' ? 'expires' : null;
+  return (
+    <span>
+      <span class={`status status-${status.status}`}>{STATUS_LABEL[status.status]}</span>
+      {when !== null && status.at !== null ? (
+        <span class="small muted">
+          {' '}
+          {when} <Time at={status.at} now={now} exact />
+        </span>
+      ) : null}
+    </span>
+  );
+}
+
+export function ScopeList({ scopes }: { scopes: readonly string[] }) {
+  return (
+    <ul class="scopes" aria-label="Scopes">
+      {scopes.map((s) => (
+        <li>{s}</li>
+      ))}
+    </ul>
+  );
+}
+
+export function KeyItem({ keyView, now }: { keyView: KeyView; now: number }) {
+  return (
+    <li class="key">
+      <div>
+        <a class="key-name" href={paths.key(keyView.id)}>
+          {keyView.name}
+        </a>
+        <div class="mono small">{keyView.hint}</div>
+      </div>
+      <ScopeList scopes={keyView.scopes} />
+      <div class="small">
+        <div>
+          Created <Time at={keyView.createdAt} now={now} />
+        </div>
+        <div>
+          {keyView.expiresAt === null ? (
+            'Never expires'
+          ) : (
+            <>
+              {Date.parse(keyView.expiresAt) <= now ? 'Expired' : 'Expires'} <Time at={keyView.expiresAt} now={now} />
+            </>
+          )}
+        </div>
+        <div>{keyView.lastUsedAt === null ? 'Never used' : <>Last used <Time at={keyView.lastUsedAt} now={now} /></>}</div>
+      </div>
+      <div>
+        <StatusBadge status={keyView.status} now={now} />
+      </div>
+    </li>
+  );
+}

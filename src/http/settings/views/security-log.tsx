@@ -1,0 +1,88 @@
+/** Security log: who changed what, when, from where; 90 days, newest first, paged. */
+import type { SecurityEvent, SecurityEventKind } from '../../../services/security-log.js';
+import { paths } from '../paths.js';
+import { Time } from './components.js';
+import { Layout, type SignedInShell } from './layout.js';
+
+const KIND_LABELS: Record<SecurityEventKind, string> = {
+  key_created: 'Key created',
+  key_renamed: 'Key renamed',
+  key_scopes_changed: 'Scopes changed',
+  key_rolled: 'Key rolled',
+  key_revoked: 'Key revoked',
+  signed_in: 'Signed in',
+  signed_out: 'Signed out',
+  plan_changed: 'Plan changed',
+};
+
+export interface SecurityLogData {
+  now: number;
+  events: readonly SecurityEvent[];
+  page: number;
+  pages: number;
+  total: number;
+}
+
+export function SecurityLogPage({ shell, data }: { shell: SignedInShell; data: SecurityLogData }) {
+  return (
+    <Layout title="Security log" shell={shell}>
+      <h1>Security log</h1>
+      <p class="muted">Changes to your keys and plan, and sign-ins, over the last 90 days. Newest first.</p>
+      {data.events.length === 0 ? (
+        <p>Nothing happened in the last 90 days.</p>
+      ) : (
+        <div class="card table-scroll">
+          <table>
+            <caption class="visually-hidden">
+              Security events, page {data.page} of {data.pages}
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">What</th>
+                <th scope="col">Key</th>
+                <th scope="col">Who</th>
+              </tr>
+            </thead>
+            <tbody>
+              {data.events.map((e) => (
+                <tr>
+                  <td>
+                    <Time at={e.at} now={data.now} exact />
+                  </td>
+                  <td>
+                    <strong>{KIND_LABELS[e.kind]}</strong>
+                    {e.detail === null ? null : <div class="small muted">{e.detail}</div>}
+                  </td>
+                  <td>
+                    {e.key === null ? (
+                      <span class="muted">—</span>
+                    ) : (
+                      <>
+                        <a href={paths.key(e.key.id)}>{e.key.name}</a>
+                        <div class="mono small">{e.key.hint}</div>
+                      </>
+                    )}
+                  </td>
+                  <td>
+                    {e.actor === 'owner' ? 'You, on this screen' : 'An operator (command line)'}
+                    {e.address === null ? null : <div class="mono small">{e.address}</div>}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {data.pages > 1 ? (
+        <nav class="pager" aria-label="Pages of the security log">
+          {data.page > 1 ? <a href={`${paths.securityLog}?page=${data.page - 1}`}>← Newer</a> : <span />}
+          <span class="muted">
+            Page {data.page} of {data.pages}
+          </span>
+          {data.page < data.pages ? <a href={`${paths.securityLog}?page=${data.page + 1}`}>Older →</a> : <span />}
+        </nav>
+      ) : null}
+    </Layout>
+  );
+}

@@ -1,0 +1,135 @@
+/**
+ * Per-key statistics in Redis (when REDIS_URL is set). Every key of one account carries the hash tag
+ * `{<account id>}`, so an account's statistics share one hash slot (and can sit beside its meter on a
+ * Redis Cluster). One pipeline per flush: HINCRBY per key, day and outcome; the last use kept only if
+ * newer (a small script, so servers writing out of order cannot move it back); LPUSH + LTRIM for the
+ * rejections. Everything expires.
+ */
+import { Redis, type ChainableCommander } from 'ioredis';
+import { redisReady } from './redis-ready.js';
+import {
+  BufferedUsageStats,
+  daysBetween,
+  isOutcome,
+  REJECTIONS_KEPT,
+  zeroCounts,
+  type DayOutcomes,
+  type LastUse,
+  type Rejection,
+  type StatsBatch,
+} from './usage-stats.js';
+
+const COMMAND_TIMEOUT_MS = 1000;
+const DAYS_KEPT_S = 400 * 86_400;
+const REJECTIONS_KEPT_S = 90 * 86_400;
+
+// KEYS: 1 the account's last-use hash. ARGV: 1 key id, 2 at ms, 3 address, 4 ttl s.
+// The value is "<at ms> <address>": replaced only by a use at least as recent.
+const LAST_USE = `
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+if (not current) or tonumber(string.match(current, '^(%d+)')) <= tonumber(ARGV[2]) then
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. ' ' .. ARGV[3])
+end
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+return 1
+`;
+
+/** The defined command, as a pipeline sees it (queued, answered by exec). */
+type StatsPipeline = ChainableCommander & {
+  statsLastUse(key: string, keyId: number, at: number, address: string, ttl: number): StatsPipeline;
+};
+
+export class RedisUsageStats extends BufferedUsageStats {
+  private readonly redis: Redis;
+  private readonly prefix: string;
+
+  constructor(url: string, options: { prefix?: string } = {}) {
+    super();
+    this.prefix = options.prefix ?? 'shelfapi:';
+    const redis = new Redis(url, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: COMMAND_TIMEOUT_MS,
+      connectTimeout: COMMAND_TIMEOUT_MS,
+      retryStrategy: (attempt) => Math.min(100 * attempt, 1000),
+    });
+    // Connection errors surface as failed flushes (records kept) or failed reads; the client reconnects.
+    redis.on('error', () => {});
+    // ioredis runs a defined command with EVALSHA and falls back to EVAL, inside pipelines too.
+    redis.defineCommand('statsLastUse', { numberOfKeys: 1, lua: LAST_USE });
+    this.redis = redis;
+  }
+
+  ready(timeoutMs = 5000): Promise<void> {
+    return redisReady(this.redis, timeoutMs);
+  }
+
+  /** `<prefix>stats:{<account>}:<rest>`: the braces make Redis Cluster hash only the account id. */
+  private key(accountId: number, ...rest: Array<string | number>): string {
+    return `${this.prefix}stats:{${accountId}}:${rest.join(':')}`;
+  }
+
+  protected async write(batch: StatsBatch): Promise<void> {
+    const pipeline = this.redis.pipeline() as StatsPipeline;
+    let commands = 0;
+    for (const o of batch.outcomes) {
+      const key = this.key(o.accountId, 'out', o.keyId, o.day);
+      pipeline.hincrby(key, o.outcome, o.requests).expire(key, DAYS_KEPT_S);
+      commands++;
+    }
+    for (const u of batch.lastUse) {
+      pipeline.statsLastUse(this.key(u.accountId, 'lastuse'), u.keyId, u.at, u.address ?? '', DAYS_KEPT_S);
+      commands++;
+    }
+    for (const r of batch.rejections) {
+      const key = this.key(r.accountId, 'rejections', r.keyId);
+      // Oldest first, so the newest ends at the head of the list.
+      pipeline.lpush(key, ...r.items.map((item) => JSON.stringify(item))).ltrim(key, 0, REJECTIONS_KEPT - 1).expire(key, REJECTIONS_KEPT_S);
+      commands++;
+    }
+    if (commands === 0) return;
+    const results = await pipeline.exec();
+    const failed = results?.find(([error]) => error !== null);
+    if (results === null || failed) throw failed?.[0] ?? new Error('Redis pipeline was not run');
+  }
+
+  async keyOutcomes(accountId: number, keyId: number, sinceDay: string, untilDay: string): Promise<DayOutcomes[]> {
+    const days = daysBetween(sinceDay, untilDay);
+    if (days.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const day of days) pipeline.hgetall(this.key(accountId, 'out', keyId, day));
+    const results = (await pipeline.exec()) ?? [];
+    return days.map((day, i) => {
+      const [error, value] = results[i] ?? [new Error('missing reply'), null];
+      if (error) throw error;
+      const counts = zeroCounts();
+      for (const [outcome, n] of Object.entries((value ?? {}) as Record<string, string>)) {
+        if (isOutcome(outcome)) counts[outcome] = Number(n);
+      }
+      return { day, counts };
+    });
+  }
+
+  async recentRejections(accountId: number, keyId: number): Promise<Rejection[]> {
+    const items = await this.redis.lrange(this.key(accountId, 'rejections', keyId), 0, REJECTIONS_KEPT - 1);
+    return items.map((item) => JSON.parse(item) as Rejection);
+  }
+
+  async lastUse(accountId: number, keyIds: readonly number[]): Promise<Map<number, LastUse>> {
+    if (keyIds.length === 0) return new Map();
+    const values = await this.redis.hmget(this.key(accountId, 'lastuse'), ...keyIds.map(String));
+    const out = new Map<number, LastUse>();
+    keyIds.forEach((id, i) => {
+      const value = values[i];
+      if (value == null) return;
+      const space = value.indexOf(' ');
+      const address = value.slice(space + 1);
+      out.set(id, { at: new Date(Number(value.slice(0, space))).toISOString(), address: address === '' ? null : address });
+    });
+    return out;
+  }
+
+  protected async disconnect(): Promise<void> {
+    this.redis.disconnect();
+  }
+}

@@ -1,0 +1,235 @@
+/**
+ * Per-key statistics for account owners (settings.md, key details): requests per UTC day by outcome, the
+ * last use (time and client address), and the last 20 rejected requests. Unlike the quota, which stays
+ * exact and durable in the meter, these are gathered in memory and written in batches at most a second
+ * later (one transaction, or one Redis pipeline, per flush), so that a request only pays for an array push.
+ * A normal stop (close) writes what is still held.
+ *
+ * Two stores, chosen like the meter: the database (database-usage-stats.ts) or Redis when REDIS_URL is set
+ * (redis-usage-stats.ts). Reads take the account id first: in Redis one account's statistics share a hash
+ * slot, so that they can live on a Redis Cluster next to its meter.
+ */
+import { dayOf } from './periods.js';
+
+export const OUTCOMES = [
+  'counted',
+  'not_modified',
+  'bad_request',
+  'insufficient_scope',
+  'rate_limited',
+  'quota_exceeded',
+  'server_error',
+  'revoked_or_expired',
+] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+export const REJECTIONS_KEPT = 20;
+/** How long records wait in memory before they are written. */
+export const FLUSH_DELAY_MS = 500;
+/** Records held at most while the store cannot be written; past this, the oldest are dropped. */
+export const MAX_HELD_RECORDS = 100_000;
+
+export interface Rejection {
+  at: string;
+  method: string;
+  /** The path without its query string. */
+  path: string;
+  status: number;
+  error: string;
+  message: string;
+  requestId: string;
+}
+
+export interface LastUse {
+  at: string;
+  /** The client address the request came from. */
+  address: string | null;
+}
+
+/** One request that reached a key, as the pipeline saw it when answering. */
+export interface RequestRecord {
+  accountId: number;
+  keyId: number;
+  /** Epoch ms. */
+  at: number;
+  /** The day's bucket it counts in; null when it counts in none (/me, OPTIONS, a lapsed plan's 403). */
+  outcome: Outcome | null;
+  /** Set when the request got past the key and plan checks: it is the key's last use. */
+  address: string | null;
+  used: boolean;
+  rejection: Rejection | null;
+}
+
+export type OutcomeCounts = Record<Outcome, number>;
+
+export interface DayOutcomes {
+  day: string;
+  counts: OutcomeCounts;
+}
+
+export interface UsageStats {
+  /** Takes a request's record; written at most a second later. */
+  record(request: RequestRecord): void;
+  /** Writes everything held now (tests, and close). */
+  flush(): Promise<void>;
+  /** Every UTC day from sinceDay to untilDay, newest first, with its counts by outcome (zeros included). */
+  keyOutcomes(accountId: number, keyId: number, sinceDay: string, untilDay: string): Promise<DayOutcomes[]>;
+  /** The key's last rejected requests, newest first, at most 20. */
+  recentRejections(accountId: number, keyId: number): Promise<Rejection[]>;
+  /** Last use of each key of the account; keys never used are absent. */
+  lastUse(accountId: number, keyIds: readonly number[]): Promise<Map<number, LastUse>>;
+  /** Writes what is held, then lets go of its connection. */
+  close(): Promise<void>;
+}
+
+export function zeroCounts(): OutcomeCounts {
+  return { counted: 0, not_modified: 0, bad_request: 0, insufficient_scope: 0, rate_limited: 0, quota_exceeded: 0, server_error: 0, revoked_or_expired: 0 };
+}
+
+export function isOutcome(value: string): value is Outcome {
+  return (OUTCOMES as readonly string[]).includes(value);
+}
+
+/** The days from sinceDay to untilDay, newest first. */
+export function daysBetween(sinceDay: string, untilDay: string): string[] {
+  const out: string[] = [];
+  const start = Date.parse(`${sinceDay}T00:00:00.000Z`);
+  for (let ms = Date.parse(`${untilDay}T00:00:00.000Z`); ms >= start; ms -= 86_400_000) out.push(dayOf(ms));
+  return out;
+}
+
+/**
+ * Which day bucket a request falls in, from what the pipeline knows when it answers:
+ * - a known key refused as revoked or expired (or rolled past its stop time): revoked_or_expired;
+ * - 304: not_modified; any 5xx: server_error (neither is counted against the quota);
+ * - 429 and 403 insufficient_scope by their error codes;
+ * - 400, and 404 for a path the API does not have: bad_request;
+ * - a request counted against the quota (200, or 404 for a missing item, as the meter counts it): counted;
+ * - anything else (/me, OPTIONS, a 403 for a lapsed plan): no bucket (the rejection is still kept).
+ */
+export function outcomeOf(answer: { status: number; error: string | null; counted: boolean; keyRefused: boolean }): Outcome | null {
+  if (answer.keyRefused) return answer.error === 'unauthorized' ? 'revoked_or_expired' : null;
+  if (answer.status === 304) return 'not_modified';
+  if (answer.status >= 500) return 'server_error';
+  switch (answer.error) {
+    case 'rate_limited':
+    case 'quota_exceeded':
+    case 'insufficient_scope':
+    case 'bad_request':
+      return answer.error;
+    case 'not_found':
+      return answer.counted ? 'counted' : 'bad_request';
+    default:
+      return answer.counted ? 'counted' : null;
+  }
+}
+
+/** A flush's records, summed: what one transaction or one pipeline writes. */
+export interface StatsBatch {
+  outcomes: Array<{ accountId: number; keyId: number; day: string; outcome: Outcome; requests: number }>;
+  lastUse: Array<{ accountId: number; keyId: number; at: number; address: string | null }>;
+  /** Per key, oldest first, at most 20 (the newest). */
+  rejections: Array<{ accountId: number; keyId: number; items: Rejection[] }>;
+}
+
+export function summarize(records: readonly RequestRecord[]): StatsBatch {
+  const outcomes = new Map<string, StatsBatch['outcomes'][number]>();
+  const lastUse = new Map<number, StatsBatch['lastUse'][number]>();
+  const rejections = new Map<number, StatsBatch['rejections'][number]>();
+  for (const r of records) {
+    if (r.outcome !== null) {
+      const day = dayOf(r.at);
+      const id = `${r.keyId}|${day}|${r.outcome}`;
+      const entry = outcomes.get(id);
+      if (entry) entry.requests++;
+      else outcomes.set(id, { accountId: r.accountId, keyId: r.keyId, day, outcome: r.outcome, requests: 1 });
+    }
+    if (r.used) {
+      const seen = lastUse.get(r.keyId);
+      if (!seen || seen.at <= r.at) lastUse.set(r.keyId, { accountId: r.accountId, keyId: r.keyId, at: r.at, address: r.address });
+    }
+    if (r.rejection !== null) {
+      const entry = rejections.get(r.keyId) ?? { accountId: r.accountId, keyId: r.keyId, items: [] };
+      entry.items.push(r.rejection);
+      rejections.set(r.keyId, entry);
+    }
+  }
+  for (const entry of rejections.values()) {
+    entry.items.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+    if (entry.items.length > REJECTIONS_KEPT) entry.items = entry.items.slice(-REJECTIONS_KEPT);
+  }
+  return { outcomes: [...outcomes.values()], lastUse: [...lastUse.values()], rejections: [...rejections.values()] };
+}
+
+/**
+ * The in-memory half every store shares: records wait in an array, a timer writes them FLUSH_DELAY_MS after
+ * the first one, one write at a time. A failed write keeps its records for the next flush (up to
+ * MAX_HELD_RECORDS), so a brief outage of the store loses nothing.
+ */
+export abstract class BufferedUsageStats implements UsageStats {
+  private held: RequestRecord[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private writing: Promise<void> = Promise.resolve();
+  /** Records dropped because the store could not be written for too long. */
+  dropped = 0;
+
+  protected abstract write(batch: StatsBatch): Promise<void>;
+  abstract keyOutcomes(accountId: number, keyId: number, sinceDay: string, untilDay: string): Promise<DayOutcomes[]>;
+  abstract recentRejections(accountId: number, keyId: number): Promise<Rejection[]>;
+  abstract lastUse(accountId: number, keyIds: readonly number[]): Promise<Map<number, LastUse>>;
+  protected abstract disconnect(): Promise<void>;
+
+  record(request: RequestRecord): void {
+    this.held.push(request);
+    if (this.timer === null) {
+      this.timer = setTimeout(() => void this.flush().catch(() => {}), FLUSH_DELAY_MS);
+      // A pending flush does not keep a process alive; close() writes what is left.
+      this.timer.unref();
+    }
+  }
+
+  flush(): Promise<void> {
+    if (this.timer !== null) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    const next = this.writing.then(async () => {
+      const records = this.held;
+      if (records.length === 0) return;
+      this.held = [];
+      try {
+        await this.write(summarize(records));
+      } catch (error) {
+        // Keep them for the next flush, oldest dropped past the limit.
+        const kept = [...records, ...this.held];
+        this.dropped += Math.max(0, kept.length - MAX_HELD_RECORDS);
+        this.held = kept.slice(-MAX_HELD_RECORDS);
+        if (this.timer === null) {
+          this.timer = setTimeout(() => void this.flush().catch(() => {}), FLUSH_DELAY_MS);
+          this.timer.unref();
+        }
+        throw error;
+      }
+    });
+    this.writing = next.catch(() => {});
+    return next;
+  }
+
+  /**
+   * Writes what is held, then lets go of the store. A stop must not fail on statistics: when the last
+   * write cannot be made (the store is away or locked), its records are counted as dropped, like records
+   * past the limit, and the stop goes on (the quota never depends on them).
+   */
+  async close(): Promise<void> {
+    try {
+      await this.flush();
+    } catch {
+      this.dropped += this.held.length;
+      this.held = [];
+    } finally {
+      if (this.timer !== null) clearTimeout(this.timer);
+      this.timer = null;
+      await this.disconnect();
+    }
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * Operator actions on accounts: create one, change its plan (effective on its next request). The rules on
+ * an account's email live here once, for every way an account is made (the CLI, `load`, the settings screen).
+ */
+import type { Kysely } from 'kysely';
+import type { Dialect, Store } from '../store/database.js';
+import { findAccountByEmail, getAccount, insertAccount, setPlan, type AccountRecord } from '../store/repositories/account.repository.js';
+import type { Database } from '../store/schema.js';
+import { withWriteTransaction } from '../store/write-transaction.js';
+import { OPERATOR, type Actor } from './actor.js';
+import { InputError, NotFoundError } from './input-error.js';
+import { recordSecurityEvent } from './security-log.js';
+
+/** Why `email` cannot be an account's email address, as a phrase ("must be ..."), or null when it can. */
+export function emailProblem(email: string): string | null {
+  return /^[^\s@]+@[^\s@]+$/.test(email) ? null : 'must be an email address';
+}
+
+/**
+ * Refuses an email that an account already uses, compared regardless of (ASCII) case: `ALICE@example.com`
+ * and `alice@example.com` are one mailbox to every mail system in practice. The database agrees (a unique
+ * index on the lower-cased email), so two writers at once cannot both pass. `db` may be a transaction.
+ */
+export async function assertEmailFree(db: Kysely<Database>, dialect: Dialect, email: string): Promise<void> {
+  if (await findAccountByEmail(db, dialect, email)) throw new InputError(`an account with email ${email} already exists`);
+}
+
+const PLAN_CHOICES = ['enthusiast', 'addon', 'none'];
+const STATUS_CHOICES = ['active', 'lapsed'];
+
+function planStatusFor(plan: string, planStatus: string | undefined): string | null {
+  if (!PLAN_CHOICES.includes(plan)) throw new InputError(`--plan must be one of ${PLAN_CHOICES.join(', ')}`);
+  if (planStatus !== undefined && !STATUS_CHOICES.includes(planStatus)) {
+    throw new InputError(`--plan-status must be one of ${STATUS_CHOICES.join(', ')}`);
+  }
+  if (plan === 'none') {
+    if (planStatus !== undefined) throw new InputError('--plan-status does not apply to --plan none');
+    return null;
+  }
+  return planStatus ?? 'active';
+}
+
+export async function createAccount(
+  store: Store,
+  input: { email: string; plan: string; planStatus?: string; now: number },
+): Promise<AccountRecord> {
+  const problem = emailProblem(input.email);
+  if (problem !== null) throw new InputError(`--email: ${JSON.stringify(input.email)} ${problem}`);
+  const planStatus = planStatusFor(input.plan, input.planStatus);
+  await assertEmailFree(store.db, store.dialect, input.email);
+  const id = await insertAccount(store.db, {
+    email: input.email,
+    plan: input.plan,
+    planStatus,
+    createdAt: new Date(input.now).toISOString(),
+  });
+  return (await getAccount(store.db, id))!;
+}
+
+/** The account, or NotFoundError. */
+export async function accountById(store: Store, accountId: number): Promise<AccountRecord> {
+  const account = await getAccount(store.db, accountId);
+  if (!account) throw new NotFoundError(`account ${accountId} does not exist`);
+  return account;
+}
+
+const describePlan = (plan: string, status: string | null) => (status === null ? plan : `${plan} (${status})`);
+
+/**
+ * Changes an account's plan (effective on its next request) and writes it to the owner's security log.
+ * Only operators change plans today; `actor` and `now` default to the command line and the system clock.
+ */
+export async function changePlan(
+  store: Store,
+  input: { accountId: number; plan: string; planStatus?: string; actor?: Actor; now?: number },
+): Promise<AccountRecord> {
+  const planStatus = planStatusFor(input.plan, input.planStatus);
+  return withWriteTransaction(store, async (db) => {
+    const before = await getAccount(db, input.accountId);
+    if (!before) throw new NotFoundError(`account ${input.accountId} does not exist`);
+    await setPlan(db, input.accountId, input.plan, planStatus);
+    if (before.plan !== input.plan || before.planStatus !== planStatus) {
+      await recordSecurityEvent(db, {
+        accountId: input.accountId,
+        kind: 'plan_changed',
+        actor: input.actor ?? OPERATOR,
+        at: input.now ?? Date.now(),
+        detail: `plan from ${describePlan(before.plan, before.planStatus)} to ${describePlan(input.plan, planStatus)}`,
+      });
+    }
+    const after = await getAccount(db, input.accountId);
+    if (!after) throw new NotFoundError(`account ${input.accountId} does not exist`);
+    return after;
+  });
+}

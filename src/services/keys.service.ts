@@ -1,0 +1,368 @@
+/**
+ * Actions on API keys, for the settings screen (the owner) and the command line (an operator) alike: one
+ * place for each rule (name, scopes, expiry, limits, what a roll and a revoke do), and every change written
+ * to the account's security log in the same transaction. A key is shown once, when made; only its hash is
+ * stored.
+ *
+ * Owner calls pass `accountId`: a key of another account is then a NotFoundError, exactly as a missing one.
+ */
+import { sql, type Kysely } from 'kysely';
+import { isScope, SCOPES, type Scope } from '../domain/scopes.js';
+import { generateKey, hashKey, keyHint, lastFour } from '../keys/api-key.js';
+import { isListedKey, isLiveKey, keyStatus } from '../keys/key-status.js';
+import type { Meter, KeyDailyUsage } from '../metering/meter.js';
+import { dayOf } from '../metering/periods.js';
+import type { Store } from '../store/database.js';
+import { getAccount } from '../store/repositories/account.repository.js';
+import { getKey, insertKey, listKeys, revokeKey as markRevoked, updateKey, type KeyRecord } from '../store/repositories/api-key.repository.js';
+import { canonicalTimestamp } from '../store/load/field-checks.js';
+import type { Database } from '../store/schema.js';
+import { withWriteTransaction } from '../store/write-transaction.js';
+import type { Actor } from './actor.js';
+import { InputError, NotFoundError } from './input-error.js';
+import { recordSecurityEvent } from './security-log.js';
+import { utcMinute } from './time-text.js';
+
+export const KEY_NAME_MAX = 64;
+/** Keys that work and are not being rolled away; a rolled key on its way out does not count. */
+export const MAX_LIVE_KEYS = 20;
+/** The name the command line gives a key when none is asked for (then "default 2", "default 3", ...). */
+export const DEFAULT_KEY_NAME = 'default';
+
+const CONTROL = /[\p{Cc}\p{Cs}]/u;
+
+/**
+ * A key's name as stored: trimmed, 1 to 64 characters, no control characters (names are shown in terminal
+ * tables and on the settings screen). The one rule for every way a key is named (CLI, `load`, settings).
+ */
+export function validateKeyName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed === '') throw new InputError('Give the key a name.', 'name');
+  const length = [...trimmed].length;
+  if (length > KEY_NAME_MAX) throw new InputError(`A key name has at most ${KEY_NAME_MAX} characters (got ${length}).`, 'name');
+  if (CONTROL.test(trimmed)) throw new InputError('A key name must not contain control characters.', 'name');
+  return trimmed;
+}
+
+/** Scopes from a comma-separated list (the command line) or a list of values (the screen's checkboxes). */
+export function parseScopes(input: string | readonly string[]): Scope[] {
+  const list = typeof input === 'string' ? input.split(',') : input;
+  const scopes = list.map((s) => s.trim()).filter((s) => s !== '');
+  const unknown = scopes.filter((s) => !isScope(s));
+  if (unknown.length > 0) throw new InputError(`unknown scope ${unknown.join(', ')} (scopes: ${SCOPES.join(', ')})`, 'scopes');
+  // In the contract's order, whatever order they were given in.
+  return SCOPES.filter((s) => scopes.includes(s));
+}
+
+/** At least one scope: a key with none could only call /me. */
+function requireScopes(scopes: readonly string[]): Scope[] {
+  const parsed = parseScopes(scopes);
+  if (parsed.length === 0) throw new InputError('Choose at least one scope.', 'scopes');
+  return parsed;
+}
+
+export const EXPIRY_CHOICES = ['7d', '30d', '90d', '1y', 'none'] as const;
+export type ExpiryChoice = (typeof EXPIRY_CHOICES)[number];
+export const DEFAULT_EXPIRY: ExpiryChoice = '90d';
+const EXPIRY_DAYS: Record<Exclude<ExpiryChoice, 'none'>, number> = { '7d': 7, '30d': 30, '90d': 90, '1y': 365 };
+
+export function isExpiryChoice(value: string): value is ExpiryChoice {
+  return (EXPIRY_CHOICES as readonly string[]).includes(value);
+}
+
+/** The expiry time a choice of the create form means, from `now`; null for 'none'. */
+export function expiresAtFor(choice: string, now: number): string | null {
+  if (!isExpiryChoice(choice)) throw new InputError(`Expiry must be one of ${EXPIRY_CHOICES.join(', ')}.`, 'expiry');
+  if (choice === 'none') return null;
+  return new Date(now + EXPIRY_DAYS[choice] * 86_400_000).toISOString();
+}
+
+export const STOP_OLD_CHOICES = ['now', '1h', '24h', '7d'] as const;
+export type StopOld = (typeof STOP_OLD_CHOICES)[number];
+const STOP_OLD_MS: Record<StopOld, number> = { now: 0, '1h': 3_600_000, '24h': 86_400_000, '7d': 7 * 86_400_000 };
+
+export function isStopOld(value: string): value is StopOld {
+  return (STOP_OLD_CHOICES as readonly string[]).includes(value);
+}
+
+function checkedExpiry(expiresAt: string | null, now: number): string | null {
+  if (expiresAt === null) return null;
+  const canonical = canonicalTimestamp(expiresAt);
+  if (canonical === null) throw new InputError('The expiry must be an ISO 8601 date-time such as 2027-01-01T00:00:00Z.', 'expiry');
+  if (Date.parse(canonical) <= now) throw new InputError('The expiry must be in the future.', 'expiry');
+  return canonical;
+}
+
+/** Advisory locks are one namespace per database: key management keeps to its own class (the meter has another). */
+const KEYS_LOCK_CLASS = 0x6b65;
+
+/**
+ * One account's key changes, one at a time across every server, so that the name and limit checks hold
+ * when two changes race. SQLite: BEGIN IMMEDIATE (withWriteTransaction). The work only awaits queries on
+ * the store, so on SQLite nothing else runs on the shared connection meanwhile. PostgreSQL: a transaction
+ * holding an advisory lock on the account.
+ */
+async function accountTransaction<T>(store: Store, accountId: number, work: (db: Kysely<Database>) => Promise<T>): Promise<T> {
+  if (store.dialect === 'sqlite') return withWriteTransaction(store, work);
+  return store.db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(${KEYS_LOCK_CLASS}::int, ${accountId % 2_147_483_647}::int)`.execute(trx);
+    return work(trx);
+  });
+}
+
+/** The key as `accountId` may see it: another account's key reads as missing. No accountId: any key (operator). */
+async function findKey(db: Kysely<Database>, keyId: number, accountId: number | undefined): Promise<KeyRecord> {
+  const key = await getKey(db, keyId);
+  if (!key || (accountId !== undefined && key.accountId !== accountId)) throw new NotFoundError(`key ${keyId} does not exist`);
+  return key;
+}
+
+export async function ownedKey(store: Store, accountId: number, keyId: number): Promise<KeyRecord> {
+  return findKey(store.db, keyId, accountId);
+}
+
+async function activeAccount(db: Kysely<Database>, accountId: number, doing: string): Promise<void> {
+  const account = await getAccount(db, accountId);
+  if (!account) throw new NotFoundError(`account ${accountId} does not exist`);
+  if (account.plan === 'none' || account.planStatus !== 'active') {
+    throw new InputError(`Developer API access is not active on account ${accountId}: keys can be viewed and revoked, not ${doing}, until it is renewed.`);
+  }
+}
+
+/** Live keys of the account (working and not being rolled away), other than `except`. */
+async function liveKeys(db: Kysely<Database>, accountId: number, now: number, except?: number): Promise<KeyRecord[]> {
+  return (await listKeys(db, accountId)).filter((k) => k.id !== except && isLiveKey(k, now));
+}
+
+function nameTaken(live: readonly KeyRecord[], name: string): boolean {
+  return live.some((k) => k.name === name);
+}
+
+function requireFreeName(live: readonly KeyRecord[], name: string): void {
+  if (nameTaken(live, name)) throw new InputError(`A live key is already named "${name}"; choose another name.`, 'name');
+}
+
+const describeScopes = (scopes: readonly string[]) => (scopes.length === 0 ? '(none)' : scopes.join(', '));
+
+export interface CreatedKey {
+  id: number;
+  /** The full key: shown once, never stored. */
+  key: string;
+  record: KeyRecord;
+}
+
+/** Makes the key row, with no checks and no log line: createKey and rollKey decide and record. */
+async function makeKey(
+  db: Kysely<Database>,
+  input: { accountId: number; name: string; scopes: readonly string[]; expiresAt: string | null; now: number; keyPrefix: string },
+): Promise<CreatedKey> {
+  const key = generateKey(input.keyPrefix);
+  const id = await insertKey(db, {
+    accountId: input.accountId,
+    name: input.name,
+    keyHash: hashKey(key),
+    lastFour: lastFour(key),
+    scopes: input.scopes,
+    createdAt: new Date(input.now).toISOString(),
+    expiresAt: input.expiresAt,
+    revokedAt: null,
+  });
+  const record = await getKey(db, id);
+  if (!record) throw new Error(`key ${id} vanished after insert`);
+  return { id, key, record };
+}
+
+const eventKey = (record: KeyRecord, keyPrefix: string) => ({ id: record.id, name: record.name, hint: keyHint(keyPrefix, record.lastFour) });
+
+export async function createKey(
+  store: Store,
+  input: {
+    accountId: number;
+    /** null: the command line's default name, the first free one of "default", "default 2", ... */
+    name: string | null;
+    scopes: readonly string[];
+    expiresAt: string | null;
+    now: number;
+    keyPrefix: string;
+    actor: Actor;
+  },
+): Promise<CreatedKey> {
+  const asked = input.name === null ? null : validateKeyName(input.name);
+  const scopes = requireScopes(input.scopes);
+  const expiresAt = checkedExpiry(input.expiresAt, input.now);
+  return accountTransaction(store, input.accountId, async (db) => {
+    await activeAccount(db, input.accountId, 'created');
+    const live = await liveKeys(db, input.accountId, input.now);
+    if (live.length >= MAX_LIVE_KEYS) {
+      throw new InputError(`An account has at most ${MAX_LIVE_KEYS} live keys: revoke one you no longer use first.`);
+    }
+    let name = asked;
+    if (name === null) {
+      name = DEFAULT_KEY_NAME;
+      for (let n = 2; nameTaken(live, name); n++) name = `${DEFAULT_KEY_NAME} ${n}`;
+    } else {
+      requireFreeName(live, name);
+    }
+    const created = await makeKey(db, { accountId: input.accountId, name, scopes, expiresAt, now: input.now, keyPrefix: input.keyPrefix });
+    await recordSecurityEvent(db, {
+      accountId: input.accountId,
+      kind: 'key_created',
+      actor: input.actor,
+      at: input.now,
+      key: eventKey(created.record, input.keyPrefix),
+      detail: `scopes ${describeScopes(scopes)}; expires ${expiresAt === null ? 'never' : utcMinute(expiresAt)}`,
+    });
+    return created;
+  });
+}
+
+/** The key of `keyId` for a change: it must still work (revoked and expired keys can only be looked at). */
+function requireWorking(key: KeyRecord, now: number): void {
+  const { status } = keyStatus(key, now);
+  if (status === 'revoked') throw new InputError(`Key "${key.name}" is revoked; it cannot be changed.`, 'key');
+  if (status === 'expired') throw new InputError(`Key "${key.name}" has expired; it cannot be changed.`, 'key');
+}
+
+/**
+ * Runs a change of one key in its account's transaction, with the key as the caller may see it. The account
+ * is found first, without the lock: a key never moves to another account.
+ */
+async function changeKey<T>(
+  store: Store,
+  input: { keyId: number; accountId?: number },
+  work: (db: Kysely<Database>, key: KeyRecord, accountId: number) => Promise<T>,
+): Promise<T> {
+  const { accountId } = await findKey(store.db, input.keyId, input.accountId);
+  return accountTransaction(store, accountId, async (db) => work(db, await findKey(db, input.keyId, input.accountId), accountId));
+}
+
+export async function rollKey(
+  store: Store,
+  input: { keyId: number; accountId?: number; stopOld: string; now: number; keyPrefix: string; actor: Actor },
+): Promise<{ old: KeyRecord; created: CreatedKey }> {
+  if (!isStopOld(input.stopOld)) throw new InputError(`The old key stops ${STOP_OLD_CHOICES.join(', ')}: choose one.`, 'stopOld');
+  const stopMs = STOP_OLD_MS[input.stopOld];
+  return changeKey(store, input, async (db, old, accountId) => {
+    requireWorking(old, input.now);
+    if (keyStatus(old, input.now).status === 'retiring') {
+      throw new InputError(`Key "${old.name}" was rolled already; roll its replacement instead.`, 'key');
+    }
+    await activeAccount(db, accountId, 'rolled');
+    // Same expiry rule: the new key lives as long as the old one was made to (created -> expires), or forever.
+    const expiresAt =
+      old.expiresAt === null ? null : new Date(input.now + (Date.parse(old.expiresAt) - Date.parse(old.createdAt))).toISOString();
+    const created = await makeKey(db, { accountId, name: old.name, scopes: old.scopes, expiresAt, now: input.now, keyPrefix: input.keyPrefix });
+    const stopAt = new Date(input.now + stopMs).toISOString();
+    if (stopMs === 0) await markRevoked(db, old.id, stopAt);
+    await updateKey(db, old.id, { replacedBy: created.id, ...(stopMs === 0 ? {} : { retiresAt: stopAt }) });
+    const updated = await findKey(db, old.id, undefined);
+    await recordSecurityEvent(db, {
+      accountId,
+      kind: 'key_rolled',
+      actor: input.actor,
+      at: input.now,
+      key: eventKey(old, input.keyPrefix),
+      detail: `replaced by ${keyHint(input.keyPrefix, created.record.lastFour)} (key ${created.id}); the old key stops ${stopMs === 0 ? 'now' : `at ${utcMinute(stopAt)}`}`,
+    });
+    return { old: updated, created };
+  });
+}
+
+export async function renameKey(
+  store: Store,
+  input: { keyId: number; accountId?: number; name: string; now: number; keyPrefix: string; actor: Actor },
+): Promise<KeyRecord> {
+  const name = validateKeyName(input.name);
+  return changeKey(store, input, async (db, key, accountId) => {
+    requireWorking(key, input.now);
+    if (key.name === name) return key;
+    if (isLiveKey(key, input.now)) requireFreeName(await liveKeys(db, accountId, input.now, key.id), name);
+    await updateKey(db, key.id, { name });
+    await recordSecurityEvent(db, {
+      accountId,
+      kind: 'key_renamed',
+      actor: input.actor,
+      at: input.now,
+      key: { id: key.id, name, hint: keyHint(input.keyPrefix, key.lastFour) },
+      detail: `renamed from "${key.name}" to "${name}"`,
+    });
+    return findKey(db, key.id, undefined);
+  });
+}
+
+export async function setKeyScopes(
+  store: Store,
+  input: { keyId: number; accountId?: number; scopes: readonly string[]; now: number; keyPrefix: string; actor: Actor },
+): Promise<KeyRecord> {
+  const scopes = requireScopes(input.scopes);
+  return changeKey(store, input, async (db, key, accountId) => {
+    requireWorking(key, input.now);
+    if (key.scopes.join(' ') === scopes.join(' ')) return key;
+    await updateKey(db, key.id, { scopes });
+    await recordSecurityEvent(db, {
+      accountId,
+      kind: 'key_scopes_changed',
+      actor: input.actor,
+      at: input.now,
+      key: eventKey(key, input.keyPrefix),
+      detail: `scopes from ${describeScopes(key.scopes)} to ${describeScopes(scopes)}`,
+    });
+    return findKey(db, key.id, undefined);
+  });
+}
+
+/** Revokes a key: it answers 401 from its next request, on every server. A revoked key is refused again. */
+export async function revokeKey(
+  store: Store,
+  input: { keyId: number; accountId?: number; now: number; keyPrefix: string; actor: Actor },
+): Promise<KeyRecord> {
+  return changeKey(store, input, async (db, key, accountId) => {
+    const status = keyStatus(key, input.now);
+    if (status.status === 'revoked') {
+      throw new InputError(`Key "${key.name}" was already revoked at ${status.at}; nothing changed.`, 'key');
+    }
+    const revoked = await markRevoked(db, key.id, new Date(input.now).toISOString());
+    if (!revoked) throw new NotFoundError(`key ${input.keyId} does not exist`);
+    await recordSecurityEvent(db, {
+      accountId,
+      kind: 'key_revoked',
+      actor: input.actor,
+      at: input.now,
+      key: eventKey(key, input.keyPrefix),
+      detail: null,
+    });
+    return revoked;
+  });
+}
+
+/**
+ * The account's keys with their last use as the meter knows it (in Redis, or in the database). With `now`,
+ * only the keys the owner is shown: every working key, and expired or revoked ones for 90 days.
+ */
+export async function accountKeys(store: Store, meter: Meter, accountId: number, now?: number): Promise<KeyRecord[]> {
+  if (!(await getAccount(store.db, accountId))) throw new NotFoundError(`account ${accountId} does not exist`);
+  const all = await listKeys(store.db, accountId);
+  const keys = now === undefined ? all : all.filter((k) => isListedKey(k, now));
+  const lastUsed = await meter.lastUsed(accountId, keys.map((k) => k.id));
+  return keys.map((k) => ({ ...k, lastUsedAt: lastUsed.get(k.id) ?? null }));
+}
+
+export interface KeyUsageReport {
+  key: KeyRecord;
+  days: KeyDailyUsage[];
+  total: number;
+}
+
+/** Requests per UTC day over the last `days` days (today included), every day listed, newest first. */
+export async function keyUsage(store: Store, meter: Meter, keyId: number, now: number, days: number): Promise<KeyUsageReport> {
+  const stored = await findKey(store.db, keyId, undefined);
+  const key = { ...stored, lastUsedAt: (await meter.lastUsed(stored.accountId, [keyId])).get(keyId) ?? null };
+  const since = dayOf(now - (days - 1) * 86_400_000);
+  const counted = new Map((await meter.keyUsage(stored.accountId, keyId, since, dayOf(now))).map((d) => [d.day, d.requests]));
+  const out: KeyDailyUsage[] = [];
+  for (let i = 0; i < days; i++) {
+    const day = dayOf(now - i * 86_400_000);
+    out.push({ day, requests: counted.get(day) ?? 0 });
+  }
+  return { key, days: out, total: out.reduce((sum, d) => sum + d.requests, 0) };
+}

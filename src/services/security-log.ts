@@ -1,0 +1,115 @@
+/**
+ * The owner's security log (settings.md): key created, renamed, scopes changed, rolled, revoked; sign-in
+ * and sign-out; plan changes. Who (the owner through the screen, or an operator through the command
+ * line), when, from which address, which key (name and hint as they were then). Kept 90 days.
+ */
+import type { Kysely } from 'kysely';
+import type { Store } from '../store/database.js';
+import type { Database } from '../store/schema.js';
+import type { Actor } from './actor.js';
+
+export const SECURITY_EVENT_KINDS = [
+  'key_created',
+  'key_renamed',
+  'key_scopes_changed',
+  'key_rolled',
+  'key_revoked',
+  'signed_in',
+  'signed_out',
+  'plan_changed',
+] as const;
+export type SecurityEventKind = (typeof SECURITY_EVENT_KINDS)[number];
+
+export const SECURITY_LOG_KEPT_MS = 90 * 86_400_000;
+export const SECURITY_LOG_PAGE_SIZE = 25;
+
+export interface SecurityEventKey {
+  id: number;
+  name: string;
+  hint: string;
+}
+
+export interface NewSecurityEvent {
+  accountId: number;
+  kind: SecurityEventKind;
+  actor: Actor;
+  /** Epoch ms. */
+  at: number;
+  key?: SecurityEventKey | null;
+  /** What changed, for people: "renamed from 'ci' to 'deploy'", "old key stops 2026-11-25T09:00:00.000Z". */
+  detail?: string | null;
+}
+
+export interface SecurityEvent {
+  id: number;
+  at: string;
+  kind: SecurityEventKind;
+  actor: 'owner' | 'operator';
+  /** The owner's client address; null for the command line. */
+  address: string | null;
+  key: SecurityEventKey | null;
+  detail: string | null;
+}
+
+/**
+ * Records one event; takes a Kysely handle so that a service records it in the transaction of the change
+ * it describes (the change and its log line commit together). Events past 90 days are pruned here.
+ */
+export async function recordSecurityEvent(db: Kysely<Database>, event: NewSecurityEvent): Promise<void> {
+  const at = new Date(event.at).toISOString();
+  await db
+    .insertInto('security_events')
+    .values({
+      account_id: event.accountId,
+      at,
+      kind: event.kind,
+      actor: event.actor.kind,
+      address: event.actor.kind === 'owner' ? event.actor.address : null,
+      key_id: event.key?.id ?? null,
+      key_name: event.key?.name ?? null,
+      key_hint: event.key?.hint ?? null,
+      detail: event.detail ?? null,
+    })
+    .execute();
+  await db
+    .deleteFrom('security_events')
+    .where('account_id', '=', event.accountId)
+    .where('at', '<', new Date(event.at - SECURITY_LOG_KEPT_MS).toISOString())
+    .execute();
+}
+
+/** One page (from 1) of the account's events of the last 90 days, newest first, and how many there are. */
+export async function listSecurityEvents(
+  store: Store,
+  accountId: number,
+  options: { page?: number; pageSize?: number; now: number },
+): Promise<{ events: SecurityEvent[]; total: number; page: number; pageSize: number }> {
+  const pageSize = options.pageSize ?? SECURITY_LOG_PAGE_SIZE;
+  const page = options.page ?? 1;
+  const since = new Date(options.now - SECURITY_LOG_KEPT_MS).toISOString();
+  const base = store.db.selectFrom('security_events').where('account_id', '=', accountId).where('at', '>=', since);
+  const [rows, count] = await Promise.all([
+    base
+      .selectAll()
+      .orderBy('at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(pageSize)
+      .offset((page - 1) * pageSize)
+      .execute(),
+    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return {
+    events: rows.map((r) => ({
+      id: r.id,
+      at: r.at,
+      kind: r.kind as SecurityEventKind,
+      actor: r.actor === 'owner' ? 'owner' : 'operator',
+      address: r.address,
+      key: r.key_id === null ? null : { id: r.key_id, name: r.key_name ?? '', hint: r.key_hint ?? '' },
+      detail: r.detail,
+    })),
+    total: Number(count.n),
+    page,
+    pageSize,
+  };
+}
