@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { after, before, describe, test } from 'node:test';
+import { after, before, describe, test, type TestContext } from 'node:test';
 import pg from 'pg';
 import { SCOPES } from '../../src/domain/scopes.js';
 import { migrateToLatest, openStore } from '../../src/store/database.js';
@@ -108,6 +108,36 @@ async function expectRecovery(server: ServerProcess, key: string): Promise<void>
   assert.equal((await fetch(`http://127.0.0.1:${server.opsPort}/readyz`)).status, 200);
 }
 
+/**
+ * Stops the store (SIGSTOP) for 2.5 s under 20 clients, then resumes it: some requests must meet the stall,
+ * every answer must come in time, and usage must settle at `before` plus the 200s the clients saw.
+ */
+async function stallUnderLoad(
+  t: TestContext,
+  server: ServerProcess,
+  key: string,
+  store: { pause(): void; resume(): void },
+  before: number,
+): Promise<void> {
+  const load = startLoad(server, key, 20);
+  await sleep(500);
+  store.pause();
+  try {
+    await sleep(2500);
+  } finally {
+    store.resume();
+  }
+  await sleep(1000);
+  const answers = await load.stop();
+  t.diagnostic(assertAnsweredInTime(answers));
+  assert.ok(answers.some((a) => a.status === 503), 'some requests met the stopped store');
+  const expected = before + answers.filter((a) => a.status === 200).length;
+  await waitFor(async () => (await used(server, key)) === expected, 'usage to settle', 10_000).catch(() => {});
+  assert.equal(await used(server, key), expected, 'usage differs from the 200s served');
+  await sleep(1500);
+  assert.equal(await used(server, key), expected, 'usage moved after it had settled');
+}
+
 describe('Redis goes away and comes back', () => {
   let redis: PrivateRedis;
   let server: ServerProcess;
@@ -137,25 +167,8 @@ describe('Redis goes away and comes back', () => {
 
   test('Redis stopped (SIGSTOP) under 20 clients, then resumed: usage rises by exactly the 200s clients saw', async (t) => {
     await expectRecovery(server, key);
-    const before = await used(server, key);
-    const load = startLoad(server, key, 20);
-    await sleep(500);
-    redis.pause();
-    try {
-      await sleep(2500);
-    } finally {
-      redis.resume();
-    }
-    await sleep(1000);
-    const answers = await load.stop();
-    t.diagnostic(assertAnsweredInTime(answers));
-    assert.ok(answers.some((a) => a.status === 503), 'some requests met the stopped Redis');
     // The scripts on Redis's socket when it stopped ran when it resumed: none of them may count.
-    const expected = before + answers.filter((a) => a.status === 200).length;
-    await waitFor(async () => (await used(server, key)) === expected, 'usage to settle', 10_000).catch(() => {});
-    assert.equal(await used(server, key), expected, 'usage differs from the 200s served');
-    await sleep(1500);
-    assert.equal(await used(server, key), expected, 'usage moved after it had settled');
+    await stallUnderLoad(t, server, key, redis, await used(server, key));
   });
 });
 
@@ -278,25 +291,9 @@ describe('PostgreSQL meters (no REDIS_URL) and loses its connections under load'
       settled = now === before;
       before = now;
     }
-    const load = startLoad(server, key, 20);
-    await sleep(500);
-    postgres.pause();
-    try {
-      await sleep(2500);
-    } finally {
-      postgres.resume();
-    }
-    await sleep(1000);
-    const answers = await load.stop();
-    t.diagnostic(assertAnsweredInTime(answers));
-    assert.ok(answers.some((a) => a.status === 503), 'some requests met the stopped PostgreSQL');
     // What PostgreSQL had received before it stopped ran when it resumed: none of it may count. Requests
     // counted before the stall and answered 503 are given back, in the background once PostgreSQL is back.
-    const expected = before + answers.filter((a) => a.status === 200).length;
-    await waitFor(async () => (await used(server, key)) === expected, 'the give-backs to land', 10_000).catch(() => {});
-    assert.equal(await used(server, key), expected, 'usage differs from the 200s served');
-    await sleep(1500);
-    assert.equal(await used(server, key), expected, 'usage moved after it had settled');
+    await stallUnderLoad(t, server, key, postgres, before);
   });
 });
 
