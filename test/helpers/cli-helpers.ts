@@ -4,12 +4,14 @@
  * key's checksum independently of src/keys (zlib's CRC-32, base62 written here again).
  */
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { crc32 } from 'node:zlib';
 import assert from 'node:assert/strict';
+import { after } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { systemClock, type Clock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
@@ -184,4 +186,39 @@ export function mistype(key: string): string {
 /** A string as an async iterable of chunks, the shape importPrices reads (a file stream in production). */
 export async function* chunks(...parts: string[]): AsyncGenerator<string> {
   for (const part of parts) yield part;
+}
+
+/** The stored hash of a key, computed here apart from src/keys. */
+export const keyHash = (key: string): string => createHash('sha256').update(key).digest('hex');
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A temp directory for one test file's stores; `open` builds the real app over a store file the CLI writes
+ * to, and `closeAfter` takes anything else the file opens. All of it is closed and removed after the file.
+ */
+export function cliWorkspace(): {
+  tmp: TempDir;
+  open: (path: string, env?: Record<string, string>) => Promise<{ store: Store; api: ApiClient }>;
+  closeAfter: <T extends { close(): Promise<void> }>(opened: T) => T;
+} {
+  const tmp = tempDir();
+  const opened: Array<{ close(): Promise<void> }> = [];
+  after(async () => {
+    // Apps before the stores they read.
+    for (const item of opened.reverse()) await item.close();
+    tmp.cleanup();
+  });
+  const closeAfter = <T extends { close(): Promise<void> }>(item: T): T => {
+    opened.push(item);
+    return item;
+  };
+  async function open(path: string, env: Record<string, string> = {}): Promise<{ store: Store; api: ApiClient }> {
+    const store = closeAfter(await openSqliteStore(path));
+    const api = closeAfter(await apiOver(store, env));
+    return { store, api };
+  }
+  return { tmp, open, closeAfter };
 }
