@@ -49,8 +49,8 @@ export interface RouteMeta {
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null;
-    /** Set when this request was counted against the quota, so a 5xx can give it back. */
-    counted: { period: string; day: string } | null;
+    /** The quota count this request holds (its month and UTC day), so a 5xx or a 304 can give it back; null when none was taken or it was given back. */
+    quotaCharge: { period: string; day: string } | null;
     /** The account's quota usage as the meter saw it when admitting this request (/me reports it). */
     usage: { period: string; used: number } | null;
     /** The admission's burst state and time, to restate the rate-limit headers after a give-back. */
@@ -194,7 +194,7 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
     app.addContentTypeParser('*', (_request, _payload, done) => done(null));
 
     app.decorateRequest('principal', null);
-    app.decorateRequest('counted', null);
+    app.decorateRequest('quotaCharge', null);
     app.decorateRequest('usage', null);
     app.decorateRequest('burst', null);
     app.decorateRequest('deadline', 0);
@@ -272,7 +272,7 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
       if (admission.quota !== null) request.usage = { period: admission.quota.period, used: admission.quota.used };
       request.burst = { state: admission.burst, now };
       if (quota) metrics.outcome('counted');
-      if (quota && admission.quota !== null) request.counted = { period: admission.quota.period, day: dayOf(now) };
+      if (quota && admission.quota !== null) request.quotaCharge = { period: admission.quota.period, day: dayOf(now) };
     }
 
     app.addHook('preHandler', admit);
@@ -286,9 +286,9 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
      * headers to match. The burst count stays: the request was still made.
      */
     async function giveBack(request: FastifyRequest, reply: FastifyReply, outcome: 'given_back' | 'not_modified'): Promise<void> {
-      if (request.counted === null || request.principal === null) return;
-      const { period, day } = request.counted;
-      request.counted = null;
+      if (request.quotaCharge === null || request.principal === null) return;
+      const { period, day } = request.quotaCharge;
+      request.quotaCharge = null;
       const { accountId, keyId, limits } = request.principal;
       // The answer waits for the give-back a moment at most; past that it is retried in the background.
       const waitUntil = Math.max(request.deadline, Date.now()) + GIVE_BACK_WAIT_MS;
