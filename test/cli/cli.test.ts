@@ -1,4 +1,4 @@
-// The operator command line `shelfapi` (decisions.md section 7), run as an operator runs it: a child process
+// The operator command line `shelfapi` (docs/contract.md, "Operator command line"), run as an operator runs it: a child process
 // per command, configured by the environment, writing to an SQLite file. What the CLI writes is checked in
 // the store, and the keys it prints are tried against the real app built over the same file.
 import { after, before, describe, it } from 'node:test';

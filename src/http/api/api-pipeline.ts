@@ -1,5 +1,5 @@
 /**
- * The Data API's request pipeline (decisions.md section 1), in order:
+ * The Data API's request pipeline (docs/contract.md, "Request pipeline"), in order:
  *   onRequest   1 method (405) -> 2 key (401) -> 3 plan (403 forbidden)
  *   preHandler  4 burst (429) -> 5 route (404; OPTIONS 204) -> 6 scope (403) -> 7 parameters (400)
  *               -> 8 quota (429)        [one meter call decides 4 and 8 together, atomically]
@@ -144,7 +144,7 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
    * Errors the router raises before any hook: a malformed URL (bad percent-encoding) or an over-long path
    * parameter. Such a URL cannot be routed, but the contract's order still holds: steps 1 to 3 decide first
    * (a POST is 405, a request without a key 401, whatever its URL), and a request past step 3 counts toward
-   * the burst (section 3) like any other; only then is it a 400. Never counted against the quota.
+   * the burst ("Metering") like any other; only then is it a 400. Never counted against the quota.
    */
   async function answerFrameworkError(error: Error, request: FastifyRequest, reply: FastifyReply): Promise<void> {
     reply.header('x-request-id', request.id);
