@@ -1,5 +1,5 @@
 /**
- * One deadline per request (decisions.md section 3: "503 within 2 seconds"). It starts when the request
+ * One deadline per request (docs/contract.md, "Metering": "503 within 2 seconds"). It starts when the request
  * arrives and covers every step after it together (key lookup, metering, the handler's queries), so the
  * steps cannot each take their own time limit in turn. Deadlines are wall-clock epoch milliseconds
  * (Date.now()): the meters pass them on to Redis and PostgreSQL, which compare them with their own clocks.

@@ -6,7 +6,7 @@ import { openApiJson } from '../http/api/openapi.js';
 import { SqliteMeter } from '../metering/sqlite-meter.js';
 import { migrateToLatest, openStore } from '../store/database.js';
 
-export async function printOpenApi(): Promise<string> {
+export async function buildOpenApiDocument(): Promise<string> {
   const config = loadConfig({});
   const store = openStore({ dialect: 'sqlite', path: ':memory:' });
   try {

@@ -1,11 +1,11 @@
 /**
- * CSV for the price export and `shelfapi import prices` (decisions.md sections 5 and 7): an RFC 4180
+ * CSV for the price export and `shelfapi import prices` (docs/contract.md, "Values and data rules", "Operator command line"): an RFC 4180
  * writer, and a streaming parser strict enough that an all-or-nothing import can refuse a file and name
  * the line at fault. No dependencies, so both the HTTP export and the CLI can use it.
  */
 import { isUtf8 } from 'node:buffer';
 
-// Only these four characters force quoting (decisions.md section 5); anything else is written as is.
+// Only these four characters force quoting (docs/contract.md, "Values and data rules"); anything else is written as is.
 const NEEDS_QUOTING = /[",\r\n]/;
 
 /** One field, RFC 4180 quoted when needed; `null` is an empty field. */

@@ -1,5 +1,5 @@
 /**
- * The dataset file of `shelfapi load` (decisions.md section 7), as TypeScript types.
+ * The dataset file of `shelfapi load` (docs/contract.md, "Operator command line"), as TypeScript types.
  * Validation of untrusted files lives in src/store/load/validate-dataset.ts; the demo generator produces
  * values of these types directly.
  */

@@ -1,4 +1,4 @@
-/** Value sets settled by decisions.md section 5. */
+/** Value sets of the contract (docs/contract.md, "Values and data rules"). */
 export const CATALOGUE_STATUSES = ['DRAFT', 'PUBLISHED', 'ARCHIVED'] as const;
 export type CatalogueStatus = (typeof CATALOGUE_STATUSES)[number];
 

@@ -1,5 +1,5 @@
 /**
- * API key format (decisions.md section 6): `<prefix>_live_<secret><checksum>`. The secret is 43 base62
+ * API key format (docs/contract.md, "Keys"): `<prefix>_live_<secret><checksum>`. The secret is 43 base62
  * characters (256 bits from the CSPRNG); the checksum is CRC-32 of everything before it in 6 base62 digits,
  * so a mistyped or invented key is refused before any store lookup and secret scanners can recognise one.
  */

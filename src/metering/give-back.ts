@@ -1,5 +1,5 @@
 /**
- * Giving back a counted request that ended in a 5xx (decisions.md section 3). The answer waits for the
+ * Giving back a counted request that ended in a 5xx (docs/contract.md, "Metering"). The answer waits for the
  * give-back until a deadline; when the meter's store does not answer by then (it is down, or stalled, which
  * is often why the request failed), the give-back is tried again in the background until the store is
  * back, so the request is not left counted. Each attempt carries a deadline past which its store does

@@ -1,5 +1,5 @@
 /**
- * The metering contract (decisions.md section 3). One call per request admits it against the account's
+ * The metering contract (docs/contract.md, "Metering"). One call per request admits it against the account's
  * sliding 60-second burst window and, when asked, its calendar-month quota, atomically: with K slots left
  * and N requests in flight, exactly K are admitted, whichever server they reach. A "no" is a value.
  */

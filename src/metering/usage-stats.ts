@@ -1,5 +1,5 @@
 /**
- * Per-key statistics for account owners (settings.md, key details): requests per UTC day by outcome, the
+ * Per-key statistics for account owners (docs/contract.md, "Metering"): requests per UTC day by outcome, the
  * last use (time and client address), and the last 20 rejected requests. Unlike the quota, which stays
  * exact and durable in the meter, these are gathered in memory and written in batches at most a second
  * later (one transaction, or one Redis pipeline, per flush), so that a request only pays for an array push.

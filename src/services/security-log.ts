@@ -1,5 +1,5 @@
 /**
- * The owner's security log (settings.md): key created, renamed, scopes changed, rolled, revoked; sign-in
+ * The owner's security log (docs/contract.md, "Settings screen"): key created, renamed, scopes changed, rolled, revoked; sign-in
  * and sign-out; plan changes. Who (the owner through the screen, or an operator through the command
  * line), when, from which address, which key (name and hint as they were then). Kept 90 days.
  */

@@ -1,4 +1,4 @@
-// The operator command line `shelfapi` (decisions.md section 7), run as an operator runs it: a child process
+// The operator command line `shelfapi` (docs/contract.md, "Operator command line"), run as an operator runs it: a child process
 // per command, configured by the environment, writing to an SQLite file. This file: help, migrate, openapi,
 // meter upgrade-keys and usage errors; accounts and keys, and loading, have files of their own (each file
 // stays well inside the per-file time limit on a loaded machine).

@@ -1,4 +1,4 @@
-// Operator parity with the settings screen (settings.md): keys roll, rename, set-scopes and revoke, and
+// Operator parity with the settings screen (docs/contract.md, "Keys"): keys roll, rename, set-scopes and revoke, and
 // accounts log, run as an operator runs them (a child process per command, on an SQLite file), checked
 // against the real app over the same file and the owner's security log.
 import { after, before, describe, it } from 'node:test';

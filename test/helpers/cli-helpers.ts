@@ -153,7 +153,7 @@ export async function apiOver(store: Store, env: Record<string, string> = {}, cl
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
-/** decisions.md section 6, written again for the tests: CRC-32 (zlib) of the body as 6 base62 digits. */
+/** docs/contract.md, "Keys", written again for the tests: CRC-32 (zlib) of the body as 6 base62 digits. */
 export function expectedChecksum(body: string): string {
   let value = crc32(body) >>> 0;
   let out = '';

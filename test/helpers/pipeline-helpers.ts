@@ -1,6 +1,6 @@
 /**
  * Helpers shared by the HTTP pipeline tests (auth battery, pipeline order, parameters): the endpoint list,
- * the checks every response and every error body must pass (decisions.md section 4), and small readers of
+ * the checks every response and every error body must pass (docs/contract.md, "Responses"), and small readers of
  * the metering state, through the contract's headers or the meter itself.
  */
 import assert from 'node:assert/strict';

@@ -1,8 +1,8 @@
 /**
  * Datasets and reference answers for the HTTP tests of the resource endpoints (catalogue, prices, CSV
  * export). The expected answers are computed here from the dataset itself, independently of the product's
- * queries, so a test compares what the API says with what the contract (decisions.md sections 2, 4, 5)
- * says it must.
+ * queries, so a test compares what the API says with what the contract (docs/contract.md, "Parameters",
+ * "Responses" and "Values and data rules") says it must.
  */
 import type { LightMyRequestResponse } from 'fastify';
 import type { Dataset, DatasetCatalogueItem, DatasetPrice } from '../../src/domain/dataset.js';
@@ -258,7 +258,7 @@ export interface ReferenceFilters {
 }
 
 /**
- * Whether an item matches the filters as decisions.md section 2 states them: every search term contained
+ * Whether an item matches the filters as docs/contract.md, "Parameters", states them: every search term contained
  * in the name (case and accents ignored, no wildcard), platform and category equal ignoring case, UPC equal
  * to the one of the latest price record.
  */

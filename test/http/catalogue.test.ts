@@ -1,6 +1,6 @@
 // GET /catalogue and /catalogue/:id as a client sees them: only PUBLISHED items, every field of the spec
-// with the null rules of decisions.md section 4, ascending masterItemId, offset pagination, and the filters
-// of decisions.md section 2 (search, platform, category, upc) alone and combined.
+// with the null rules of docs/contract.md, "Responses", ascending masterItemId, offset pagination, and the filters
+// of "Parameters" (search, platform, category, upc) alone and combined.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestContext, V1, type TestContext } from '../helpers/test-app.js';

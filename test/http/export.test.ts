@@ -1,4 +1,4 @@
-// GET /prices/export.csv as a client sees it (decisions.md section 5): RFC 4180 text/csv with CRLF line
+// GET /prices/export.csv as a client sees it (docs/contract.md, "Values and data rules"): RFC 4180 text/csv with CRLF line
 // ends, the spec's header row, quoting only for `,` `"` CR LF with quotes doubled, null as an empty field,
 // an attachment named prices.csv; the same rows as /prices for the same filters; one request against the
 // quota; HEAD with headers only; a large export streams every row in order while the app keeps answering.

@@ -1,6 +1,6 @@
 // The owner-scoped routes (/collection, /collection/:id, /collection/value, /listings, /offers,
 // /transactions) as a client sees them: each account sees its own rows only, whichever of its keys it uses
-// (data-api.md "Ownership rule"); the derived fields of decisions.md section 5 (estimatedValue, the master
+// (docs/contract.md, "Values and data rules"); the derived fields of that section (estimatedValue, the master
 // item's name/category/platform/releaseYear whatever its publication state, listing category, role); no
 // counterparty identity; ascending id and offset pagination.
 import { after, before, describe, it } from 'node:test';

@@ -1,5 +1,5 @@
-// The order of checks of decisions.md section 1 (method, key, access, burst, route, scope, parameters,
-// quota, handler), HEAD and OPTIONS, what is metered and what is not, and the response rules of section 4.
+// The order of checks of docs/contract.md, "Request pipeline" (method, key, access, burst, route, scope, parameters,
+// quota, handler), HEAD and OPTIONS, what is metered and what is not, and the response rules of "Responses".
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
@@ -583,7 +583,7 @@ describe('steps 4 and 8 in their place', () => {
   });
 });
 
-describe('section 4: responses', () => {
+describe('responses', () => {
   test('every response has its own X-Request-Id', async () => {
     const responses: LightMyRequestResponse[] = [];
     for (let i = 0; i < 5; i++) {

@@ -1,6 +1,6 @@
 // GET /prices and /prices/:masterItemId as a client sees them: one row per PUBLISHED item that has a price
-// record, the latest by scrapeDate (decisions.md section 5); unpriced and unpublished items absent; null
-// price points as JSON null; the search, platform and upc filters as on the catalogue (section 2).
+// record, the latest by scrapeDate (docs/contract.md, "Values and data rules"); unpriced and unpublished items absent; null
+// price points as JSON null; the search, platform and upc filters as on the catalogue ("Parameters").
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestContext, V1, type TestContext } from '../helpers/test-app.js';

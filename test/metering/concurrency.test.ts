@@ -1,4 +1,4 @@
-// Both limits are exact under concurrency (decisions.md section 3): with N requests in flight and K slots
+// Both limits are exact under concurrency (docs/contract.md, "Metering"): with N requests in flight and K slots
 // left, exactly K succeed, in one process (many requests interleaved through the app) and across processes
 // sharing one SQLite file (child processes racing on BEGIN IMMEDIATE).
 import { describe, it, type TestContext as NodeTestContext } from 'node:test';

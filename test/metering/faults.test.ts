@@ -1,4 +1,4 @@
-// When the store goes away (decisions.md section 3): a meter that cannot be reached answers 503
+// When the store goes away (docs/contract.md, "Metering"): a meter that cannot be reached answers 503
 // service_unavailable with Retry-After and never serves unmetered, and service resumes by itself; a counted
 // request that ends in a 5xx is given back; 503 responses never count against the quota.
 import { describe, it, type TestContext as NodeTestContext } from 'node:test';

@@ -1,4 +1,4 @@
-// Metering as a client sees it (decisions.md sections 1 and 3): the sliding 60-second burst window, the
+// Metering as a client sees it (docs/contract.md, "Request pipeline" and "Metering"): the sliding 60-second burst window, the
 // calendar-month quota, what counts toward each, the rate-limit headers, and per-key usage. The meter is
 // exercised directly first (exact instants), then through HTTP with a ManualClock. With the default
 // TEST_STORE that is the SqliteMeter; with TEST_STORE=postgres the same tests hold the Redis meter to it.

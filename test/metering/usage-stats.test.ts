@@ -1,4 +1,4 @@
-// The owners' per-key statistics (settings.md, key details): requests per UTC day by outcome, the last use,
+// The owners' per-key statistics (docs/contract.md, "Metering"): requests per UTC day by outcome, the last use,
 // the last 20 rejected requests, through the real pipeline, on the store TEST_STORE picks (the database, or
 // Redis beside the Redis meter); the counts agree with /me; records are written without being asked to
 // within a second or so, and on close. Also meter.burstUsed.

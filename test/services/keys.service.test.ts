@@ -1,4 +1,4 @@
-// The key services the settings screen and the command line share (settings.md): the rules for names,
+// The key services the settings screen and the command line share (docs/contract.md, "Keys"): the rules for names,
 // scopes, expiry and limits, roll, rename, scope changes and revoke as the API then answers them, another
 // account's key read as missing, and every change in the owner's security log. Runs on both stores.
 import { after, before, beforeEach, describe, it } from 'node:test';

@@ -1,4 +1,4 @@
-// The dataset loader behind `shelfapi load` and `seed` (decisions.md section 7): a file that breaks a rule is
+// The dataset loader behind `shelfapi load` and `seed` (docs/contract.md, "Operator command line"): a file that breaks a rule is
 // refused whole, with a message naming the section and the row, and nothing of it is written (every table's
 // row count is compared before and after); a good file keeps its ids, fills in the defaults, and numbers
 // rows without an id after the largest id of their table.

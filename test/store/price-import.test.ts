@@ -1,4 +1,4 @@
-// `shelfapi import prices FILE.csv` (decisions.md section 7): the aggregator's CSV with the export's
+// `shelfapi import prices FILE.csv` (docs/contract.md, "Operator command line"): the aggregator's CSV with the export's
 // columns, upserted by (masterItemId, scrapeDate). The latest record by scrapeDate is what /prices serves.
 // One bad line refuses the whole file, naming the line, and nothing is written: not a new row, and not a
 // changed value (price_records and current_prices are compared row by row before and after).

@@ -1,5 +1,5 @@
 /**
- * The Data API's request pipeline (decisions.md section 1), in order:
+ * The Data API's request pipeline (docs/contract.md, "Request pipeline"), in order:
  *   onRequest   1 method (405) -> 2 key (401) -> 3 plan (403 forbidden)
  *   preHandler  4 burst (429) -> 5 route (404; OPTIONS 204) -> 6 scope (403) -> 7 parameters (400)
  *               -> 8 quota (429)        [one meter call decides 4 and 8 together, atomically]
@@ -49,8 +49,8 @@ export interface RouteMeta {
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null;
-    /** Set when this request was counted against the quota, so a 5xx can give it back. */
-    counted: { period: string; day: string } | null;
+    /** The quota count this request holds (its month and UTC day), so a 5xx or a 304 can give it back; null when none was taken or it was given back. */
+    quotaCharge: { period: string; day: string } | null;
     /** The account's quota usage as the meter saw it when admitting this request (/me reports it). */
     usage: { period: string; used: number } | null;
     /** The admission's burst state and time, to restate the rate-limit headers after a give-back. */
@@ -144,7 +144,7 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
    * Errors the router raises before any hook: a malformed URL (bad percent-encoding) or an over-long path
    * parameter. Such a URL cannot be routed, but the contract's order still holds: steps 1 to 3 decide first
    * (a POST is 405, a request without a key 401, whatever its URL), and a request past step 3 counts toward
-   * the burst (section 3) like any other; only then is it a 400. Never counted against the quota.
+   * the burst ("Metering") like any other; only then is it a 400. Never counted against the quota.
    */
   async function answerFrameworkError(error: Error, request: FastifyRequest, reply: FastifyReply): Promise<void> {
     reply.header('x-request-id', request.id);
@@ -194,7 +194,7 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
     app.addContentTypeParser('*', (_request, _payload, done) => done(null));
 
     app.decorateRequest('principal', null);
-    app.decorateRequest('counted', null);
+    app.decorateRequest('quotaCharge', null);
     app.decorateRequest('usage', null);
     app.decorateRequest('burst', null);
     app.decorateRequest('deadline', 0);
@@ -272,7 +272,7 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
       if (admission.quota !== null) request.usage = { period: admission.quota.period, used: admission.quota.used };
       request.burst = { state: admission.burst, now };
       if (quota) metrics.outcome('counted');
-      if (quota && admission.quota !== null) request.counted = { period: admission.quota.period, day: dayOf(now) };
+      if (quota && admission.quota !== null) request.quotaCharge = { period: admission.quota.period, day: dayOf(now) };
     }
 
     app.addHook('preHandler', admit);
@@ -286,9 +286,9 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
      * headers to match. The burst count stays: the request was still made.
      */
     async function giveBack(request: FastifyRequest, reply: FastifyReply, outcome: 'given_back' | 'not_modified'): Promise<void> {
-      if (request.counted === null || request.principal === null) return;
-      const { period, day } = request.counted;
-      request.counted = null;
+      if (request.quotaCharge === null || request.principal === null) return;
+      const { period, day } = request.quotaCharge;
+      request.quotaCharge = null;
       const { accountId, keyId, limits } = request.principal;
       // The answer waits for the give-back a moment at most; past that it is retried in the background.
       const waitUntil = Math.max(request.deadline, Date.now()) + GIVE_BACK_WAIT_MS;

@@ -1,6 +1,6 @@
 /**
- * Validation of query strings and path parameters, driven by the routes' TypeBox schemas (decisions.md
- * section 2). Ajv's type coercion accepts "+5", " 5" and "1e2" as integers, which the contract refuses,
+ * Validation of query strings and path parameters, driven by the routes' TypeBox schemas (docs/contract.md,
+ * "Parameters"). Ajv's type coercion accepts "+5", " 5" and "1e2" as integers, which the contract refuses,
  * so this small validator reads the same schemas with the contract's rules: unknown, repeated or empty
  * parameters are refused by name; integers are ASCII digits only; a value is text (no control character,
  * nothing that does not decode to UTF-8).

@@ -1,5 +1,5 @@
 /**
- * The rate-limit fields of metered responses (decisions.md section 3): the X-RateLimit-* trio and the IETF
+ * The rate-limit fields of metered responses (docs/contract.md, "Metering"): the X-RateLimit-* trio and the IETF
  * draft's RateLimit / RateLimit-Policy, computed from one admission so they always agree with /me.
  */
 import type { PlanLimits } from '../../domain/scopes.js';

@@ -22,7 +22,7 @@ export function usageRecord(request: FastifyRequest, status: number, now: number
     accountId: key.accountId,
     keyId: key.keyId,
     at: now,
-    outcome: outcomeOf({ status, error, counted: request.counted !== null, keyRefused: principal === null }),
+    outcome: outcomeOf({ status, error, counted: request.quotaCharge !== null, keyRefused: principal === null }),
     used: principal !== null,
     address: principal !== null ? request.ip : null,
     rejection: rejected

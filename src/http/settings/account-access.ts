@@ -1,9 +1,9 @@
-/** Whether the account may make keys now, and if not, the sentence that says why (create and roll forms). */
+/** Why the account may not make keys now, as the sentence the create and roll forms show; null when it may. */
 import type { Store } from '../../store/database.js';
 import { getAccount } from '../../store/repositories/account.repository.js';
 import { PageError } from './page-errors.js';
 
-export async function creationBlocked(store: Store, accountId: number): Promise<string | null> {
+export async function keyCreationRefusal(store: Store, accountId: number): Promise<string | null> {
   const account = await getAccount(store.db, accountId);
   if (account === undefined) throw new PageError('signed_out');
   if (account.plan === 'none') return 'This account has no Developer API plan, so it cannot create keys. Existing keys can be viewed and revoked.';

@@ -1,5 +1,5 @@
 /**
- * The owner's settings screen (settings.md) as its own encapsulated Fastify plugin under /settings: a
+ * The owner's settings screen (docs/contract.md, "Settings screen") as its own encapsulated Fastify plugin under /settings: a
  * second surface of the same service, beside the Developer API. Everything here stays inside this
  * context: cookies are parsed, form bodies read, security headers set, sessions loaded and form tokens
  * checked only for these routes; every route is `public` to the app, so the API's key, metering and

@@ -1,5 +1,5 @@
 /**
- * The settings screen's own security rules (settings.md, "Security"): the headers of every page, and the
+ * The settings screen's own security rules (docs/contract.md, "Settings screen"): the headers of every page, and the
  * check that a state-changing request comes from this site. Form tokens are @fastify/csrf-protection's;
  * this module only decides what "this site" is.
  */

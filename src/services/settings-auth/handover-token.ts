@@ -1,5 +1,5 @@
 /**
- * Sign-in handover from the platform (settings.md, "Signing in"): a compact JWT, HS256, signed with a secret
+ * Sign-in handover from the platform (docs/contract.md, "Settings screen"): a compact JWT, HS256, signed with a secret
  * shared with the platform; `sub` the account id, `aud` shelfapi-settings, `exp` at most 15 minutes after
  * `iat`, a unique `jti` accepted once. Signing and verifying are jose's; nothing here is our own crypto.
  * Without SETTINGS_HANDOVER_SECRET, the first server or command to need a secret generates one and keeps it

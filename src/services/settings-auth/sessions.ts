@@ -1,5 +1,5 @@
 /**
- * Settings sessions (settings.md, "Sessions"): the cookie holds 256 random bits; the store keeps only their
+ * Settings sessions (docs/contract.md, "Settings screen"): the cookie holds 256 random bits; the store keeps only their
  * SHA-256, so a copy of the database signs nobody in. Idle expiry 2 hours, absolute 12 hours; ending a
  * session deletes its row, which every server sees on its next request.
  */

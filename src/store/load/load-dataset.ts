@@ -1,5 +1,5 @@
 /**
- * `shelfapi load` and `seed`: writes a dataset (decisions.md section 7) in one transaction. Every row is
+ * `shelfapi load` and `seed`: writes a dataset (docs/contract.md, "Operator command line") in one transaction. Every row is
  * checked as it is read, against the file and the store; the first bad row refuses the whole dataset with
  * a message naming its section and row, and the transaction is rolled back, so nothing of it is written.
  */
@@ -96,7 +96,7 @@ const BATCH = 5000;
 const PROGRESS_EVERY = 1000;
 
 /**
- * Fields the service derives (section 7): a file may carry them, as they are fields of the resource, but
+ * Fields the service derives ("Operator command line"): a file may carry them, as they are fields of the resource, but
  * they are only type-checked and never stored: the service computes them from the catalogue and prices.
  */
 const DERIVED = {

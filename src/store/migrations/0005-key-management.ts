@@ -1,5 +1,5 @@
 /**
- * Key management from the settings screen and the command line (settings.md):
+ * Key management from the settings screen and the command line (docs/contract.md, "Keys"):
  * - api_keys.retires_at: when a rolled key stops working (the request path compares it with now, so no
  *   job has to run); replaced_by: the key that replaced it.
  * - security_events: the owner's security log (90 days).

@@ -7,7 +7,7 @@ import type { RouteDeps } from '../api-surface.js';
 import { quotaRemaining } from '../rate-limit-headers.js';
 import { defineRoute } from './define-route.js';
 
-export const AccountSchema = Type.Object(
+export const MeResponseSchema = Type.Object(
   {
     plan: Type.Union([Type.Literal('enthusiast'), Type.Literal('addon')]),
     scopes: Type.Array(Type.String(), { description: 'Scopes granted to the presented key' }),
@@ -24,7 +24,7 @@ export const AccountSchema = Type.Object(
   },
   { additionalProperties: false },
 );
-export type Account = Static<typeof AccountSchema>;
+export type MeResponse = Static<typeof MeResponseSchema>;
 
 export function registerMeRoute(app: App, deps: RouteDeps): void {
   defineRoute(app, {
@@ -36,7 +36,7 @@ export function registerMeRoute(app: App, deps: RouteDeps): void {
       'limit but never against the monthly quota. Not wrapped in `data`.',
     scope: null,
     quota: false,
-    response: AccountSchema,
+    response: MeResponseSchema,
     handler: async (request) => {
       const principal = request.principal!;
       const { period, used } = request.usage ?? { period: periodOf(deps.clock.now()), used: 0 };

@@ -71,7 +71,7 @@ export function registerPriceRoutes(app: App, deps: RouteDeps): void {
       const etag = exportEtag(version, filters);
       reply.header('etag', etag);
       // HEAD, and a request the app's onSend hook will answer 304, run no export query. HEAD must carry the
-      // GET's headers (decisions.md section 1): the GET streams with no length known up front, and sending ''
+      // GET's headers (docs/contract.md, "Request pipeline"): the GET streams with no length known up front, and sending ''
       // made Fastify announce `content-length: 0`, i.e. an empty file; an empty stream leaves it unannounced.
       if (request.method === 'HEAD' || ifNoneMatchMatches(request.headers['if-none-match'], etag)) return reply.send(Readable.from([]));
       // The unfiltered guide from its file when this version's is written; otherwise, and for filters, from

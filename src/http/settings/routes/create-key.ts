@@ -6,7 +6,7 @@
  */
 import { createKey, expiresAtFor } from '../../../services/keys.service.js';
 import { InputError } from '../../../services/input-error.js';
-import { creationBlocked } from '../account-access.js';
+import { keyCreationRefusal } from '../account-access.js';
 import { formBody, listField, nonceField, textField } from '../form-input.js';
 import { ownerActor, requireRecentSignIn } from '../guards.js';
 import { withNotice } from '../notices.js';
@@ -44,7 +44,7 @@ export function registerCreateKey(app: SettingsApp, context: SettingsContext): v
       const errors: FieldErrors = {};
       if (error.field === 'name' || error.field === 'scopes' || error.field === 'expiry') errors[error.field] = error.message;
       else errors.form = error.message;
-      const blocked = await creationBlocked(store, session.accountId);
+      const blocked = await keyCreationRefusal(store, session.accountId);
       const shell = await shellFor(context, request, reply, 'create');
       return sendPage(reply, 422, CreateKeyPage({ shell, blocked, values, errors, nonce: newNonce() }));
     }

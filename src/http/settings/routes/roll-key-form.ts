@@ -1,7 +1,7 @@
 /** GET /settings/developer-api/keys/:id/roll: the roll form (choose when the old key stops). */
 import { ownedKey } from '../../../services/keys.service.js';
 import { PageError } from '../page-errors.js';
-import { creationBlocked } from '../account-access.js';
+import { keyCreationRefusal } from '../account-access.js';
 import { keyIdParam } from '../form-input.js';
 import { requireRecentSignIn } from '../guards.js';
 import { newNonce } from '../one-time.js';
@@ -23,7 +23,7 @@ export function registerRollKeyForm(app: SettingsApp, context: SettingsContext):
     const view = keyView(await ownedKey(store, session.accountId, keyId), config.keyPrefix, now);
     if (view.status.status === 'expired' || view.status.status === 'revoked') throw new PageError('not_found');
     const blocked =
-      view.status.status === 'retiring' ? 'This key was rolled already: roll its replacement instead.' : await creationBlocked(store, session.accountId);
+      view.status.status === 'retiring' ? 'This key was rolled already: roll its replacement instead.' : await keyCreationRefusal(store, session.accountId);
     const shell = await shellFor(context, request, reply, null);
     return sendPage(reply, 200, RollKeyPage({ shell, now, keyView: view, blocked, stopOld: DEFAULT_STOP_OLD, error: null, nonce: newNonce() }));
   });

@@ -5,7 +5,7 @@
  */
 import { InputError } from '../../../services/input-error.js';
 import { ownedKey, rollKey } from '../../../services/keys.service.js';
-import { creationBlocked } from '../account-access.js';
+import { keyCreationRefusal } from '../account-access.js';
 import { formBody, keyIdParam, nonceField, textField } from '../form-input.js';
 import { ownerActor, requireRecentSignIn } from '../guards.js';
 import { withNotice } from '../notices.js';
@@ -46,7 +46,7 @@ export function registerRollKey(app: SettingsApp, context: SettingsContext): voi
       const shell = await shellFor(context, request, reply, null);
       const view = keyView(before, config.keyPrefix, now);
       const stopError = error.field === 'stopOld' ? error.message : null;
-      const blocked = stopError === null ? error.message : await creationBlocked(store, session.accountId);
+      const blocked = stopError === null ? error.message : await keyCreationRefusal(store, session.accountId);
       return sendPage(reply, 422, RollKeyPage({ shell, now, keyView: view, blocked, stopOld, error: stopError, nonce: newNonce() }));
     }
   });
