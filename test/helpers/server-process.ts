@@ -62,11 +62,12 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   );
   let ended = false;
   void exited.then(() => (ended = true));
+  // Generous: a start compiles the source with tsx, which takes tens of seconds on a loaded machine.
   await waitFor(async () => {
     if (ended) throw new Error(`server exited early: ${output}`);
     const res = await fetch(`http://127.0.0.1:${opsPort}/healthz`);
     return res.ok;
-  }, `server on port ${port}`).catch((error: unknown) => {
+  }, `server on port ${port}`, 90_000).catch((error: unknown) => {
     child.kill('SIGKILL');
     throw new Error(`${(error as Error).message}\n${output}`);
   });
