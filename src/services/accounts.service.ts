@@ -3,7 +3,8 @@
  * an account's email live here once, for every way an account is made (the CLI, `load`, the settings screen).
  */
 import type { Kysely } from 'kysely';
-import type { Dialect, Store } from '../store/database.js';
+import type { Store } from '../store/database.js';
+import type { Dialect } from '../store/dialect.js';
 import { findAccountByEmail, getAccount, insertAccount, setPlan, type AccountRecord } from '../store/repositories/account.repository.js';
 import type { Database } from '../store/schema.js';
 import { withWriteTransaction } from '../store/write-transaction.js';
