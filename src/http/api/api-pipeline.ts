@@ -28,7 +28,7 @@ import type { UsageStats } from '../../metering/usage-stats.js';
 import type { Metrics } from '../../observability/metrics.js';
 import type { HotQueries } from '../../store/hot-queries.js';
 import { StoreBusyError } from '../../store/scan-limiter.js';
-import type { App } from '../app.js';
+import type { App } from '../app-types.js';
 import { hostHeaderProblem } from '../connection-errors.js';
 import { ApiError, badRequest, errorBody, notFound } from '../errors.js';
 import { redactSecrets } from '../log-redaction.js';

@@ -13,7 +13,7 @@ import { withNotice } from '../notices.js';
 import { firstSubmission, keepNewKey, newNonce } from '../one-time.js';
 import { paths } from '../paths.js';
 import { sendPage } from '../render.js';
-import type { SettingsApp, SettingsContext } from '../settings-plugin.js';
+import type { SettingsApp, SettingsContext } from '../settings-context.js';
 import { shellFor } from '../shell.js';
 import { CreateKeyPage, type FieldErrors } from '../views/create-key.js';
 

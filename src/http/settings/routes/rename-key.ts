@@ -7,7 +7,7 @@ import { keyDetailsData } from '../key-details-data.js';
 import { withNotice } from '../notices.js';
 import { paths } from '../paths.js';
 import { sendPage } from '../render.js';
-import { requireSession, type SettingsApp, type SettingsContext } from '../settings-plugin.js';
+import { requireSession, type SettingsApp, type SettingsContext } from '../settings-context.js';
 import { shellFor } from '../shell.js';
 import { KeyDetailsPage } from '../views/key-details.js';
 

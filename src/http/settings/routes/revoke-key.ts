@@ -10,7 +10,7 @@ import { withNotice } from '../notices.js';
 import { keyView } from '../overview-data.js';
 import { paths } from '../paths.js';
 import { sendPage } from '../render.js';
-import type { SettingsApp, SettingsContext } from '../settings-plugin.js';
+import type { SettingsApp, SettingsContext } from '../settings-context.js';
 import { shellFor } from '../shell.js';
 import { RevokeKeyPage } from '../views/revoke-key.js';
 

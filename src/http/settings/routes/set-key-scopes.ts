@@ -10,7 +10,7 @@ import { keyDetailsData } from '../key-details-data.js';
 import { withNotice } from '../notices.js';
 import { paths } from '../paths.js';
 import { sendPage } from '../render.js';
-import type { SettingsApp, SettingsContext } from '../settings-plugin.js';
+import type { SettingsApp, SettingsContext } from '../settings-context.js';
 import { shellFor } from '../shell.js';
 import { KeyDetailsPage } from '../views/key-details.js';
 
