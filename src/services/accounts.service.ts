@@ -9,7 +9,7 @@ import { findAccountByEmail, getAccount, insertAccount, setPlan, type AccountRec
 import type { Database } from '../store/schema.js';
 import { withWriteTransaction } from '../store/write-transaction.js';
 import { OPERATOR, type Actor } from './actor.js';
-import { InputError, NotFoundError } from './input-error.js';
+import { InputError, NotFoundError } from '../errors/input-error.js';
 import { recordSecurityEvent } from './security-log.js';
 
 /** Why `email` cannot be an account's email address, as a phrase ("must be ..."), or null when it can. */

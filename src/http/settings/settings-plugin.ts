@@ -17,7 +17,7 @@ import fastifyCsrfProtection from '@fastify/csrf-protection';
 import fastifyFormbody from '@fastify/formbody';
 import fastifyHelmet from '@fastify/helmet';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { InputError, NotFoundError } from '../../services/input-error.js';
+import { InputError, NotFoundError } from '../../errors/input-error.js';
 import { SESSION_COOKIE, loadSession } from '../../services/settings-auth/sessions.js';
 import { ensureSecret } from '../../store/repositories/settings-auth.repository.js';
 import type { App, AppDeps } from '../app-types.js';

@@ -5,7 +5,7 @@
  * no second key, a redirect to the overview that says so.
  */
 import { createKey, expiresAtFor } from '../../../services/keys.service.js';
-import { InputError } from '../../../services/input-error.js';
+import { InputError } from '../../../errors/input-error.js';
 import { creationBlocked } from '../account-access.js';
 import { formBody, listField, nonceField, textField } from '../form-input.js';
 import { ownerActor, requireRecentSignIn } from '../guards.js';

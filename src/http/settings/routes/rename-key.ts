@@ -1,5 +1,5 @@
 /** POST /settings/developer-api/keys/:id/name: renames the key (303 back to it); bad name: the page again, 422. */
-import { InputError } from '../../../services/input-error.js';
+import { InputError } from '../../../errors/input-error.js';
 import { renameKey } from '../../../services/keys.service.js';
 import { formBody, keyIdParam, textField } from '../form-input.js';
 import { ownerActor } from '../guards.js';

@@ -3,7 +3,7 @@
  * keeps the new key in the one-time slot and redirects to the page that shows it once. A resubmitted form
  * makes no second key. Bad input (no stop time, a key revoked meanwhile): the form again, 422.
  */
-import { InputError } from '../../../services/input-error.js';
+import { InputError } from '../../../errors/input-error.js';
 import { ownedKey, rollKey } from '../../../services/keys.service.js';
 import { creationBlocked } from '../account-access.js';
 import { formBody, keyIdParam, nonceField, textField } from '../form-input.js';

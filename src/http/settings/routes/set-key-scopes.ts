@@ -2,7 +2,7 @@
  * POST /settings/developer-api/keys/:id/scopes: replaces the key's scopes (effective on its next request, on
  * every server: the request path reads them from the store). Needs a recent sign-in. Bad input: 422.
  */
-import { InputError } from '../../../services/input-error.js';
+import { InputError } from '../../../errors/input-error.js';
 import { setKeyScopes } from '../../../services/keys.service.js';
 import { formBody, keyIdParam, listField } from '../form-input.js';
 import { ownerActor, requireRecentSignIn } from '../guards.js';
