@@ -4,7 +4,7 @@
  * or a lapsed plan takes effect on the very next request on every server.
  */
 import { isScope, PLANS, type Plan, type PlanLimits, type Scope } from '../domain/scopes.js';
-import { ApiError } from '../http/errors.js';
+import { AuthError } from '../errors/auth-error.js';
 import { hashKey, isWellFormedKey } from '../keys/api-key.js';
 import type { KeyWithAccount } from '../store/repositories/api-key.repository.js';
 
@@ -22,7 +22,7 @@ export interface AuthDeps {
   planLimits: Readonly<Record<Plan, PlanLimits>>;
 }
 
-const unauthorized = (message: string) => new ApiError('unauthorized', message);
+const unauthorized = (message: string) => new AuthError('unauthorized', message);
 
 /** Every value of a header, in order, from Node's raw header lines (`[name, value, name, value, ...]`). */
 function headerValues(rawHeaders: readonly string[], name: string): string[] {
@@ -35,10 +35,10 @@ function headerValues(rawHeaders: readonly string[], name: string): string[] {
 
 /**
  * A known key refused (revoked, rolled past its stop time, expired, or its account's plan not active). The
- * client sees exactly the ApiError; the key and account ids let the pipeline attribute the attempt to the
+ * client sees exactly the AuthError; the key and account ids let the pipeline attribute the attempt to the
  * key in its owner's statistics.
  */
-export class RefusedKeyError extends ApiError {
+export class RefusedKeyError extends AuthError {
   constructor(
     readonly keyId: number,
     readonly accountId: number,
@@ -50,7 +50,7 @@ export class RefusedKeyError extends ApiError {
 }
 
 /**
- * The presented key, or an ApiError naming what is wrong with the headers. Read from the raw header lines:
+ * The presented key, or an AuthError naming what is wrong with the headers. Read from the raw header lines:
  * Node keeps only the first of two Authorization headers and joins two X-API-Key headers with a comma, so
  * its parsed headers cannot tell that a key header was given twice.
  */

@@ -4,7 +4,7 @@ import { loadConfig, type Config } from '../config.js';
 import { createMeter } from '../metering/create-meter.js';
 import type { Meter } from '../metering/meter.js';
 import { migrateToLatest, openStore, type Store } from '../store/database.js';
-import { InputError } from '../services/input-error.js';
+import { InputError } from '../errors/input-error.js';
 
 export interface CommandContext {
   config: Readonly<Config>;

@@ -4,7 +4,7 @@
  * non-zero exit status (1 for a refused action, 2 for a usage error).
  */
 import { Command, CommanderError } from 'commander';
-import { InputError, NotFoundError } from '../services/input-error.js';
+import { InputError, NotFoundError } from '../errors/input-error.js';
 import { ConfigError } from '../config.js';
 import { DatasetError } from '../store/load/load-dataset.js';
 import { accountsCreateCommand } from './commands/accounts/create.js';

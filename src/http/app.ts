@@ -4,44 +4,20 @@
  * pipeline, documents and routes) and the owner's settings screen (src/http/settings).
  */
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
-import type { Meter } from '../metering/meter.js';
-import type { UsageStats } from '../metering/usage-stats.js';
 import { Metrics } from '../observability/metrics.js';
-import type { Store } from '../store/database.js';
 import { hotQueries } from '../store/hot-queries.js';
 import { ALLOW, apiPipeline } from './api/api-pipeline.js';
 import { registerApiDocs, registerApiRoutes } from './api/api-surface.js';
 import { parseQueryString } from './api/query-string.js';
+import type { App, AppDeps } from './app-types.js';
 import { connectHandler, connectionErrorHandler } from './connection-errors.js';
 import { REDACTED_HEADER_PATHS, redactSecrets } from './log-redaction.js';
 import { registerSettings } from './settings/settings-plugin.js';
 
-export interface AppDeps {
-  config: Readonly<Config>;
-  store: Store;
-  meter: Meter;
-  clock: Clock;
-  /** A pino logger or `false`; by default, the production logger below (JSON lines, keys redacted). */
-  logger?: FastifyBaseLogger | false;
-  /** Where the default logger writes (standard output unless given); tests read it back. */
-  logStream?: { write(line: string): void };
-  /** Where request and metering metrics go (the server serves them on the ops port). */
-  metrics?: Metrics;
-  /** The owners' per-key statistics; without it, requests are not recorded for them. */
-  stats?: UsageStats;
-}
-
-export type App = FastifyInstance<
-  import('node:http').Server,
-  import('node:http').IncomingMessage,
-  import('node:http').ServerResponse,
-  FastifyBaseLogger,
-  TypeBoxTypeProvider
->;
+// Whoever builds the app (the server, the CLI, tests) names its types where it builds it.
+export type { App, AppDeps } from './app-types.js';
 
 export async function buildApp(deps: AppDeps): Promise<App> {
   const { config, store, meter, clock } = deps;

@@ -1,6 +1,8 @@
 /**
  * The error codes of the contract, their statuses and default messages: one table that the error handler
- * and the OpenAPI document both read, so the two cannot drift apart.
+ * and the OpenAPI document both read, so the two cannot drift apart. Errors raised below the surfaces
+ * (src/errors: a refused key or plan) carry a code from this table and no status: the pipeline turns them
+ * into an ApiError, which takes its status from here.
  */
 import { redactKeys } from '../keys/api-key.js';
 export const ERROR_STATUS = {

@@ -3,12 +3,13 @@
  * an account's email live here once, for every way an account is made (the CLI, `load`, the settings screen).
  */
 import type { Kysely } from 'kysely';
-import type { Dialect, Store } from '../store/database.js';
+import type { Store } from '../store/database.js';
+import type { Dialect } from '../store/dialect.js';
 import { findAccountByEmail, getAccount, insertAccount, setPlan, type AccountRecord } from '../store/repositories/account.repository.js';
 import type { Database } from '../store/schema.js';
 import { withWriteTransaction } from '../store/write-transaction.js';
 import { OPERATOR, type Actor } from './actor.js';
-import { InputError, NotFoundError } from './input-error.js';
+import { InputError, NotFoundError } from '../errors/input-error.js';
 import { recordSecurityEvent } from './security-log.js';
 
 /** Why `email` cannot be an account's email address, as a phrase ("must be ..."), or null when it can. */

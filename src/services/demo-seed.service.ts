@@ -4,7 +4,7 @@ import { generateDemo, largeCollection } from '../demo/index.js';
 import type { Store } from '../store/database.js';
 import { loadDataset, type LoadResult } from '../store/load/load-dataset.js';
 import type { ProgressSink } from '../store/load/progress.js';
-import { InputError } from './input-error.js';
+import { InputError } from '../errors/input-error.js';
 
 export const DEFAULT_DEMO_ITEMS = 5000;
 export const COLLECTOR_ITEMS = 10_000;

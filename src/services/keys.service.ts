@@ -19,7 +19,7 @@ import { canonicalTimestamp } from '../store/load/field-checks.js';
 import type { Database } from '../store/schema.js';
 import { withWriteTransaction } from '../store/write-transaction.js';
 import type { Actor } from './actor.js';
-import { InputError, NotFoundError } from './input-error.js';
+import { InputError, NotFoundError } from '../errors/input-error.js';
 import { recordSecurityEvent } from './security-log.js';
 import { utcMinute } from './time-text.js';
 

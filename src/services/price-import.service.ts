@@ -15,7 +15,7 @@ import type { Database, PriceRecordsTable } from '../store/schema.js';
 import { withWriteTransaction } from '../store/write-transaction.js';
 import { bumpDataVersion } from '../store/read-cache.js';
 import { ANALYZE_AFTER_ROWS, refreshStatistics } from '../store/analyze.js';
-import { InputError } from './input-error.js';
+import { InputError } from '../errors/input-error.js';
 
 type PriceInsert = Omit<PriceRecordsTable, 'id'>;
 

@@ -9,6 +9,7 @@ import SqliteDatabase from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration, type MigrationResultSet } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
+import type { Dialect } from './dialect.js';
 import { initialMigration } from './migrations/0001-initial.js';
 import { burstWindowsMigration } from './migrations/0002-burst-windows.js';
 import { dataVersionMigration } from './migrations/0003-data-version.js';
@@ -17,8 +18,6 @@ import { keyManagementMigration } from './migrations/0005-key-management.js';
 import { settingsSessionsMigration } from './migrations/0006-settings-sessions.js';
 import { refundTokensMigration } from './migrations/0007-refund-tokens.js';
 import type { Database } from './schema.js';
-
-export type Dialect = 'sqlite' | 'postgres';
 
 /** How long a writer waits for another process's lock before the store counts as unavailable (503). */
 export const SQLITE_BUSY_TIMEOUT_MS = 1000;

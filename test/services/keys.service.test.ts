@@ -5,7 +5,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { changePlan } from '../../src/services/accounts.service.js';
 import { OPERATOR, type Actor } from '../../src/services/actor.js';
-import { InputError, NotFoundError, type InputField } from '../../src/services/input-error.js';
+import { InputError, NotFoundError, type InputField } from '../../src/errors/input-error.js';
 import {
   accountKeys,
   createKey,

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { createAccount } from '../../src/services/accounts.service.js';
-import { InputError, NotFoundError } from '../../src/services/input-error.js';
+import { InputError, NotFoundError } from '../../src/errors/input-error.js';
 import { OPERATOR } from '../../src/services/actor.js';
 import { createKey, revokeKey, validateKeyName } from '../../src/services/keys.service.js';
 import { migrateToLatest, migrationNames, type Store } from '../../src/store/database.js';

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { InputError } from '../../src/services/input-error.js';
+import { InputError } from '../../src/errors/input-error.js';
 import { importPrices, type ImportResult } from '../../src/services/price-import.service.js';
 import { EXPORT_COLUMNS as CSV_COLUMNS } from '../../src/store/repositories/price-export.js';
 import type { Store } from '../../src/store/database.js';

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { InputError } from '../../services/input-error.js';
+import { InputError } from '../../errors/input-error.js';
 import { upgradeRedisKeys } from '../../metering/redis-upgrade-keys.js';
 import { print, printJson, withStore } from '../context.js';
 

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { DEFAULT_DEMO_ITEMS, seedDemo } from '../../services/demo-seed.service.js';
-import { InputError } from '../../services/input-error.js';
+import { InputError } from '../../errors/input-error.js';
 import { positiveInt, print, printJson, withStore } from '../context.js';
 import { withProgress } from '../progress.js';
 

@@ -21,6 +21,7 @@ import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import { DeadlineExceededError, REQUEST_DEADLINE_MS, settleBy } from '../../deadline.js';
 import type { PlanLimits, Scope } from '../../domain/scopes.js';
+import { AuthError } from '../../errors/auth-error.js';
 import { MeterUnavailableError, type BurstState, type Meter } from '../../metering/meter.js';
 import { giveBackCounted } from '../../metering/give-back.js';
 import { ceilSeconds, dayOf, monthBounds } from '../../metering/periods.js';
@@ -28,7 +29,7 @@ import type { UsageStats } from '../../metering/usage-stats.js';
 import type { Metrics } from '../../observability/metrics.js';
 import type { HotQueries } from '../../store/hot-queries.js';
 import { StoreBusyError } from '../../store/scan-limiter.js';
-import type { App } from '../app.js';
+import type { App } from '../app-types.js';
 import { hostHeaderProblem } from '../connection-errors.js';
 import { ApiError, badRequest, errorBody, notFound } from '../errors.js';
 import { redactSecrets } from '../log-redaction.js';
@@ -98,6 +99,8 @@ export interface ApiPipeline {
 /** The contract's error for anything thrown while answering: 503 for an unreachable store or meter. */
 function toApiError(error: unknown, request: FastifyRequest, metrics: Metrics): ApiError {
   if (error instanceof ApiError) return error;
+  // A refused key or plan (src/auth): its code names the status and body in the one error table.
+  if (error instanceof AuthError) return new ApiError(error.code, error.message);
   if (
     error instanceof MeterUnavailableError ||
     error instanceof StoreBusyError ||

@@ -3,12 +3,12 @@
  * list routes read, and every route under /developer/v1. Its request pipeline (api-pipeline.ts) is
  * installed on the root instance before this is registered.
  */
-import type { AppDeps, App } from '../app.js';
+import type { AppDeps, App } from '../app-types.js';
 import type { Metrics } from '../../observability/metrics.js';
 import { registerSearchIndexMetrics } from '../../observability/search-index-metrics.js';
 import type { HotQueries } from '../../store/hot-queries.js';
 import { ReadCache } from '../../store/read-cache.js';
-import { noScanLimit, ScanLimiter, type ScanRunner } from '../../store/scan-limiter.js';
+import { noScanLimit, ScanLimiter } from '../../store/scan-limiter.js';
 import { IndexedSearch } from '../../store/search/indexed-search.js';
 import { PriceGuide } from '../../export/price-guide.js';
 import { registerOpenApi } from './openapi.js';
@@ -22,19 +22,6 @@ const POSTGRES_SCAN_SLOTS = 2;
 const SCAN_WAIT_MS = 1500;
 /** How long start-up waits for the search index (a million items take a few seconds on an idle machine). */
 const SEARCH_INDEX_READY_WAIT_MS = 8000;
-
-/** What routes are given: the app's dependencies and the store's prepared hot queries. */
-export interface RouteDeps extends AppDeps {
-  queries: HotQueries;
-  /** Totals and collection values, kept while the data version is unchanged. */
-  cache: ReadCache;
-  /** Runs list scans a few at a time on PostgreSQL (scan-limiter.ts). */
-  scans: ScanRunner;
-  /** Searches from the in-memory index while it is current (store/search/indexed-search.ts). */
-  search: IndexedSearch;
-  /** The unfiltered CSV export as a file per data version (src/export/price-guide.ts). */
-  guide: PriceGuide;
-}
 
 /** The OpenAPI document and reference page; registered before any route, so the document sees them all. */
 export async function registerApiDocs(app: App): Promise<void> {

@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyReply } from 'fastify';
-import type { App } from '../app.js';
+import type { App } from '../app-types.js';
 import { ALLOW } from './api-pipeline.js';
 import { notFound } from '../errors.js';
 

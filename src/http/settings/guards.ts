@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Actor } from '../../services/actor.js';
 import { withinReauthWindow, type Session } from '../../services/settings-auth/sessions.js';
 import { PageError } from './page-errors.js';
-import { requireSession, type SettingsContext } from './settings-plugin.js';
+import { requireSession, type SettingsContext } from './settings-context.js';
 
 /** Create, roll, revoke and scope changes: the session must have signed in within SETTINGS_REAUTH_MINUTES. */
 export function requireRecentSignIn(context: SettingsContext, request: FastifyRequest): Session {

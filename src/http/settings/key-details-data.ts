@@ -2,7 +2,7 @@
 import { ownedKey } from '../../services/keys.service.js';
 import { OUTCOMES, type Outcome } from '../../metering/usage-stats.js';
 import { getKey } from '../../store/repositories/api-key.repository.js';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../app-types.js';
 import { CHART_DAYS, keyView, lastDays } from './overview-data.js';
 import type { KeyDetailsData } from './views/key-details.js';
 

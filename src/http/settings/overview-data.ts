@@ -10,7 +10,7 @@ import { keyStatus } from '../../keys/key-status.js';
 import { dayOf, monthBounds, periodOf } from '../../metering/periods.js';
 import { getAccount } from '../../store/repositories/account.repository.js';
 import type { KeyRecord } from '../../store/repositories/api-key.repository.js';
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../app-types.js';
 import { PageError } from './page-errors.js';
 import type { KeyView } from './views/key-summary.js';
 import type { OverviewData } from './views/overview.js';

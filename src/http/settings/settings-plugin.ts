@@ -16,50 +16,22 @@ import fastifyCookie from '@fastify/cookie';
 import fastifyCsrfProtection from '@fastify/csrf-protection';
 import fastifyFormbody from '@fastify/formbody';
 import fastifyHelmet from '@fastify/helmet';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { InputError, NotFoundError } from '../../services/input-error.js';
-import { SESSION_COOKIE, loadSession, type Session } from '../../services/settings-auth/sessions.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { InputError, NotFoundError } from '../../errors/input-error.js';
+import { SESSION_COOKIE, loadSession } from '../../services/settings-auth/sessions.js';
 import { ensureSecret } from '../../store/repositories/settings-auth.repository.js';
-import type { App, AppDeps } from '../app.js';
+import type { App, AppDeps } from '../app-types.js';
 import { PageError } from './page-errors.js';
 import { SETTINGS_PREFIX } from './paths.js';
 import { sendPage } from './render.js';
 import { registerSettingsRoutes } from './routes/index.js';
+import { CSRF_COOKIE, cookieOptions, type SettingsContext } from './settings-context.js';
 import { checkSameSite, SETTINGS_CSP_DIRECTIVES, siteOrigin } from './site.js';
 import { errorPage } from './views/error-pages.js';
 import { shellFor } from './shell.js';
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The signed-in owner's session on a settings page; null when none (or outside the settings screen). */
-    settingsSession: Session | null;
-    /** The session cookie's value, needed to open the new key's sealed slot; never logged. */
-    settingsCookie: string | null;
-    /** The form token for this page's forms (GET pages with a session). */
-    formToken: string;
-  }
-}
-
-export const CSRF_COOKIE = 'shelfapi_settings_csrf';
 /** A form of ours is a few hundred bytes; nothing larger is read. */
 const FORM_BODY_LIMIT = 16 * 1024;
-
-export interface SettingsContext {
-  deps: AppDeps;
-  /** True when PUBLIC_URL is https: cookies get `Secure`. */
-  secureCookies: boolean;
-}
-
-export type SettingsApp = FastifyInstance;
-
-export function cookieOptions(context: SettingsContext) {
-  return { path: SETTINGS_PREFIX, httpOnly: true, sameSite: 'lax', secure: context.secureCookies } as const;
-}
-
-export function requireSession(request: FastifyRequest): Session {
-  if (request.settingsSession === null) throw new PageError('signed_out');
-  return request.settingsSession;
-}
 
 export async function registerSettings(app: App, deps: AppDeps): Promise<void> {
   const { config, store, clock } = deps;

@@ -2,7 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { getAccount } from '../../store/repositories/account.repository.js';
 import { PageError } from './page-errors.js';
-import type { SettingsContext } from './settings-plugin.js';
+import type { SettingsContext } from './settings-context.js';
 import type { NavItem, SignedInShell } from './views/layout.js';
 
 export async function shellFor(context: SettingsContext, request: FastifyRequest, reply: FastifyReply, current: NavItem): Promise<SignedInShell> {

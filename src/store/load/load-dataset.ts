@@ -15,7 +15,7 @@ import {
   TRANSACTION_STATUSES,
 } from '../../domain/values.js';
 import { assertEmailFree, emailProblem } from '../../services/accounts.service.js';
-import { InputError } from '../../services/input-error.js';
+import { InputError } from '../../errors/input-error.js';
 import { validateKeyName } from '../../services/keys.service.js';
 import { generateKey, hashKey, lastFour } from '../../keys/api-key.js';
 import type { Store } from '../database.js';

@@ -4,7 +4,7 @@
  * the folded name, so the two answer the same questions.
  */
 import { sql, type Kysely } from 'kysely';
-import type { Dialect } from '../database.js';
+import type { Dialect } from '../dialect.js';
 
 // Migrations must not depend on the current schema type, which moves on with later migrations: Kysely's
 // documented pattern is Kysely<any> here, and only here.

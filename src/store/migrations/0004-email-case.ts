@@ -8,7 +8,7 @@
  * (merging or renaming accounts is not something to guess), and `migrate` runs again once it is made.
  */
 import { sql, type Expression, type Kysely, type RawBuilder } from 'kysely';
-import type { Dialect } from '../database.js';
+import type { Dialect } from '../dialect.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations must not depend on the current schema type
 type AnyDb = Kysely<any>;

@@ -5,7 +5,7 @@
  * create forms already submitted (a resubmitted form never makes a second key).
  */
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../database.js';
+import type { Dialect } from '../dialect.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations must not depend on the current schema type
 type AnyDb = Kysely<any>;

@@ -1,6 +1,6 @@
 /** Accounts and their Developer API plan. */
 import { sql, type Kysely } from 'kysely';
-import type { Dialect } from '../database.js';
+import type { Dialect } from '../dialect.js';
 import { emailKey } from '../migrations/0004-email-case.js';
 import type { Database } from '../schema.js';
 

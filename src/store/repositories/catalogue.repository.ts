@@ -1,7 +1,7 @@
 /** Catalogue items: only PUBLISHED ones exist for the API. */
 import type { CatalogueItem } from '../../domain/resources.js';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { Dialect } from '../database.js';
+import type { Dialect } from '../dialect.js';
 import type { Database } from '../schema.js';
 import { likeContains, searchTerms } from '../search-text.js';
 import { toPage, type Page, type PageRequest } from './page.js';

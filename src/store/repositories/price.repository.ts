@@ -1,7 +1,7 @@
 /** Current prices: the latest record by scrape date of each published item. */
 import type { PriceRow } from '../../domain/resources.js';
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../database.js';
+import type { Dialect } from '../dialect.js';
 import type { Database } from '../schema.js';
 import { countDirectly, filterKey, itemFilterConditions, type CountTotal, type ItemFilters } from './catalogue.repository.js';
 import { toPage, type Page, type PageRequest } from './page.js';

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { InputError } from '../../../services/input-error.js';
+import { InputError } from '../../../errors/input-error.js';
 import { HANDOVER_MAX_MINUTES, handoverSecret, mintHandoverToken, signInUrl } from '../../../services/settings-auth/handover-token.js';
 import { getAccount } from '../../../store/repositories/account.repository.js';
 import { positiveInt, print, printJson, withStore } from '../../context.js';

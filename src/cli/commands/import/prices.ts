@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Command } from 'commander';
-import { InputError } from '../../../services/input-error.js';
+import { InputError } from '../../../errors/input-error.js';
 import { importPrices } from '../../../services/price-import.service.js';
 import { print, printJson, withStore } from '../../context.js';
 import { withProgress } from '../../progress.js';

@@ -2,8 +2,8 @@
 import { Type } from 'typebox';
 import { CatalogueItemSchema } from '../../../domain/resources.js';
 import { listCatalogue } from '../../../store/repositories/catalogue.repository.js';
-import type { App } from '../../app.js';
-import type { RouteDeps } from '../api-surface.js';
+import type { App } from '../../app-types.js';
+import type { RouteDeps } from './route-deps.js';
 import { notFound } from '../../errors.js';
 import { Category, dataOf, Id, Limit, listOf, Offset, Platform, Search, Upc } from '../schemas.js';
 import { defineRoute } from './define-route.js';

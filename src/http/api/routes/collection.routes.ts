@@ -2,8 +2,8 @@
 import { Type } from 'typebox';
 import { CollectionItemSchema, CollectionValueSchema } from '../../../domain/resources.js';
 import { collectionValue, getCollectionItem, listCollection } from '../../../store/repositories/collection.repository.js';
-import type { App } from '../../app.js';
-import type { RouteDeps } from '../api-surface.js';
+import type { App } from '../../app-types.js';
+import type { RouteDeps } from './route-deps.js';
 import { notFound } from '../../errors.js';
 import { dataOf, Id, listOf, PageQuery } from '../schemas.js';
 import { defineRoute } from './define-route.js';

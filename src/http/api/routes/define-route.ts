@@ -7,7 +7,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Static, TObject, TSchema } from 'typebox';
 import { DeadlineExceededError, settleBy } from '../../../deadline.js';
 import type { Scope } from '../../../domain/scopes.js';
-import type { App } from '../../app.js';
+import type { App } from '../../app-types.js';
 import { ALLOW } from '../api-pipeline.js';
 import type { ErrorCode } from '../../errors.js';
 import { ConditionalHeaders, errorResponses, NoQuery } from '../schemas.js';

@@ -1,6 +1,6 @@
 /** Every endpoint of the API, registered in one place so a reader can find every path here. */
-import type { App } from '../../app.js';
-import type { RouteDeps } from '../api-surface.js';
+import type { App } from '../../app-types.js';
+import type { RouteDeps } from './route-deps.js';
 import { registerCatalogueRoutes } from './catalogue.routes.js';
 import { registerCollectionRoutes } from './collection.routes.js';
 import { registerMarketplaceRoutes } from './marketplace.routes.js';

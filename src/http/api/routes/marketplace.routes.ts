@@ -1,8 +1,8 @@
 /** GET /listings, /offers and /transactions: the key owner's marketplace activity only. */
 import { ListingSchema, OfferSchema, TransactionSchema } from '../../../domain/resources.js';
 import { listListings, listOffers, listTransactions } from '../../../store/repositories/marketplace.repository.js';
-import type { App } from '../../app.js';
-import type { RouteDeps } from '../api-surface.js';
+import type { App } from '../../app-types.js';
+import type { RouteDeps } from './route-deps.js';
 import { listOf, PageQuery } from '../schemas.js';
 import { defineRoute } from './define-route.js';
 

@@ -2,8 +2,8 @@
 import { Type, type Static } from 'typebox';
 import { SCOPES } from '../../../domain/scopes.js';
 import { periodOf } from '../../../metering/periods.js';
-import type { App } from '../../app.js';
-import type { RouteDeps } from '../api-surface.js';
+import type { App } from '../../app-types.js';
+import type { RouteDeps } from './route-deps.js';
 import { quotaRemaining } from '../rate-limit-headers.js';
 import { defineRoute } from './define-route.js';
 

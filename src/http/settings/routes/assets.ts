@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PageError } from '../page-errors.js';
-import type { SettingsApp } from '../settings-plugin.js';
+import type { SettingsApp } from '../settings-context.js';
 
 /** The files live in src/http/settings/assets; this module runs from src/ (tsx) or dist/ (built). */
 const ASSETS_DIR = join(fileURLToPath(new URL('../../../..', import.meta.url)), 'src', 'http', 'settings', 'assets');

@@ -5,7 +5,7 @@
  * no second key, a redirect to the overview that says so.
  */
 import { createKey, expiresAtFor } from '../../../services/keys.service.js';
-import { InputError } from '../../../services/input-error.js';
+import { InputError } from '../../../errors/input-error.js';
 import { keyCreationRefusal } from '../account-access.js';
 import { formBody, listField, nonceField, textField } from '../form-input.js';
 import { ownerActor, requireRecentSignIn } from '../guards.js';
@@ -13,7 +13,7 @@ import { withNotice } from '../notices.js';
 import { firstSubmission, keepNewKey, newNonce } from '../one-time.js';
 import { paths } from '../paths.js';
 import { sendPage } from '../render.js';
-import type { SettingsApp, SettingsContext } from '../settings-plugin.js';
+import type { SettingsApp, SettingsContext } from '../settings-context.js';
 import { shellFor } from '../shell.js';
 import { CreateKeyPage, type FieldErrors } from '../views/create-key.js';
 

@@ -8,7 +8,7 @@ import { keyHint } from '../../../keys/api-key.js';
 import { takeNewKey } from '../one-time.js';
 import { keyView } from '../overview-data.js';
 import { sendPage } from '../render.js';
-import { requireSession, type SettingsApp, type SettingsContext } from '../settings-plugin.js';
+import { requireSession, type SettingsApp, type SettingsContext } from '../settings-context.js';
 import { shellFor } from '../shell.js';
 import { siteOrigin } from '../site.js';
 import { KeyGonePage, NewKeyPage } from '../views/new-key.js';

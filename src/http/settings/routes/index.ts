@@ -1,5 +1,5 @@
 /** Every page and action of the settings screen, one file each; a reader can grep every path here. */
-import type { SettingsApp, SettingsContext } from '../settings-plugin.js';
+import type { SettingsApp, SettingsContext } from '../settings-context.js';
 import { registerAssets } from './assets.js';
 import { registerCreateKey } from './create-key.js';
 import { registerCreatedKey } from './created-key.js';

@@ -3,7 +3,7 @@ import { keyIdParam } from '../form-input.js';
 import { keyDetailsData } from '../key-details-data.js';
 import { noticeFor } from '../notices.js';
 import { sendPage } from '../render.js';
-import { requireSession, type SettingsApp, type SettingsContext } from '../settings-plugin.js';
+import { requireSession, type SettingsApp, type SettingsContext } from '../settings-context.js';
 import { shellFor } from '../shell.js';
 import { KeyDetailsPage } from '../views/key-details.js';
 

@@ -3,7 +3,7 @@ import { keyCreationRefusal } from '../account-access.js';
 import { requireRecentSignIn } from '../guards.js';
 import { newNonce } from '../one-time.js';
 import { sendPage } from '../render.js';
-import type { SettingsApp, SettingsContext } from '../settings-plugin.js';
+import type { SettingsApp, SettingsContext } from '../settings-context.js';
 import { shellFor } from '../shell.js';
 import { CreateKeyPage, EMPTY_CREATE_FORM } from '../views/create-key.js';
 

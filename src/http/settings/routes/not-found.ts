@@ -4,7 +4,7 @@
  */
 import { PageError } from '../page-errors.js';
 import { paths } from '../paths.js';
-import { requireSession, type SettingsApp } from '../settings-plugin.js';
+import { requireSession, type SettingsApp } from '../settings-context.js';
 
 export function registerNotFound(app: SettingsApp): void {
   app.get('/', async (_request, reply) => reply.redirect(paths.overview, 303));

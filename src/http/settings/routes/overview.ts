@@ -2,7 +2,7 @@
 import { overviewData } from '../overview-data.js';
 import { noticeFor } from '../notices.js';
 import { sendPage } from '../render.js';
-import { requireSession, type SettingsApp, type SettingsContext } from '../settings-plugin.js';
+import { requireSession, type SettingsApp, type SettingsContext } from '../settings-context.js';
 import { shellFor } from '../shell.js';
 import { OverviewPage } from '../views/overview.js';
 

@@ -1,5 +1,5 @@
 /** POST /settings/developer-api/keys/:id/name: renames the key (303 back to it); bad name: the page again, 422. */
-import { InputError } from '../../../services/input-error.js';
+import { InputError } from '../../../errors/input-error.js';
 import { renameKey } from '../../../services/keys.service.js';
 import { formBody, keyIdParam, textField } from '../form-input.js';
 import { ownerActor } from '../guards.js';
@@ -7,7 +7,7 @@ import { keyDetailsData } from '../key-details-data.js';
 import { withNotice } from '../notices.js';
 import { paths } from '../paths.js';
 import { sendPage } from '../render.js';
-import { requireSession, type SettingsApp, type SettingsContext } from '../settings-plugin.js';
+import { requireSession, type SettingsApp, type SettingsContext } from '../settings-context.js';
 import { shellFor } from '../shell.js';
 import { KeyDetailsPage } from '../views/key-details.js';
 

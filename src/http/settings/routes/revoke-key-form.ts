@@ -5,7 +5,7 @@ import { requireRecentSignIn } from '../guards.js';
 import { keyView } from '../overview-data.js';
 import { PageError } from '../page-errors.js';
 import { sendPage } from '../render.js';
-import type { SettingsApp, SettingsContext } from '../settings-plugin.js';
+import type { SettingsApp, SettingsContext } from '../settings-context.js';
 import { shellFor } from '../shell.js';
 import { RevokeKeyPage } from '../views/revoke-key.js';
 

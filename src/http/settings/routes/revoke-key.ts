@@ -2,7 +2,7 @@
  * POST /settings/developer-api/keys/:id/revoke: revokes the key (refused from its next request, on every
  * server) and redirects to its page. A key already revoked: the confirmation again with why, 422.
  */
-import { InputError } from '../../../services/input-error.js';
+import { InputError } from '../../../errors/input-error.js';
 import { ownedKey, revokeKey } from '../../../services/keys.service.js';
 import { keyIdParam } from '../form-input.js';
 import { ownerActor, requireRecentSignIn } from '../guards.js';
@@ -10,7 +10,7 @@ import { withNotice } from '../notices.js';
 import { keyView } from '../overview-data.js';
 import { paths } from '../paths.js';
 import { sendPage } from '../render.js';
-import type { SettingsApp, SettingsContext } from '../settings-plugin.js';
+import type { SettingsApp, SettingsContext } from '../settings-context.js';
 import { shellFor } from '../shell.js';
 import { RevokeKeyPage } from '../views/revoke-key.js';
 

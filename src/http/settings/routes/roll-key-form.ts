@@ -7,7 +7,7 @@ import { requireRecentSignIn } from '../guards.js';
 import { newNonce } from '../one-time.js';
 import { keyView } from '../overview-data.js';
 import { sendPage } from '../render.js';
-import type { SettingsApp, SettingsContext } from '../settings-plugin.js';
+import type { SettingsApp, SettingsContext } from '../settings-context.js';
 import { shellFor } from '../shell.js';
 import { RollKeyPage } from '../views/roll-key.js';
 

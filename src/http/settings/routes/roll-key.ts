@@ -3,7 +3,7 @@
  * keeps the new key in the one-time slot and redirects to the page that shows it once. A resubmitted form
  * makes no second key. Bad input (no stop time, a key revoked meanwhile): the form again, 422.
  */
-import { InputError } from '../../../services/input-error.js';
+import { InputError } from '../../../errors/input-error.js';
 import { ownedKey, rollKey } from '../../../services/keys.service.js';
 import { keyCreationRefusal } from '../account-access.js';
 import { formBody, keyIdParam, nonceField, textField } from '../form-input.js';
@@ -13,7 +13,7 @@ import { firstSubmission, keepNewKey, newNonce } from '../one-time.js';
 import { keyView } from '../overview-data.js';
 import { paths } from '../paths.js';
 import { sendPage } from '../render.js';
-import type { SettingsApp, SettingsContext } from '../settings-plugin.js';
+import type { SettingsApp, SettingsContext } from '../settings-context.js';
 import { shellFor } from '../shell.js';
 import { RollKeyPage } from '../views/roll-key.js';
 

@@ -2,7 +2,7 @@
 import { listSecurityEvents } from '../../../services/security-log.js';
 import { PageError } from '../page-errors.js';
 import { sendPage } from '../render.js';
-import { requireSession, type SettingsApp, type SettingsContext } from '../settings-plugin.js';
+import { requireSession, type SettingsApp, type SettingsContext } from '../settings-context.js';
 import { shellFor } from '../shell.js';
 import { SecurityLogPage } from '../views/security-log.js';
 

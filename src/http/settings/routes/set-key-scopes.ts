@@ -2,7 +2,7 @@
  * POST /settings/developer-api/keys/:id/scopes: replaces the key's scopes (effective on its next request, on
  * every server: the request path reads them from the store). Needs a recent sign-in. Bad input: 422.
  */
-import { InputError } from '../../../services/input-error.js';
+import { InputError } from '../../../errors/input-error.js';
 import { setKeyScopes } from '../../../services/keys.service.js';
 import { formBody, keyIdParam, listField } from '../form-input.js';
 import { ownerActor, requireRecentSignIn } from '../guards.js';
@@ -10,7 +10,7 @@ import { keyDetailsData } from '../key-details-data.js';
 import { withNotice } from '../notices.js';
 import { paths } from '../paths.js';
 import { sendPage } from '../render.js';
-import type { SettingsApp, SettingsContext } from '../settings-plugin.js';
+import type { SettingsApp, SettingsContext } from '../settings-context.js';
 import { shellFor } from '../shell.js';
 import { KeyDetailsPage } from '../views/key-details.js';
 

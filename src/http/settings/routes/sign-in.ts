@@ -10,7 +10,7 @@ import { handoverSecret, redeemHandoverToken } from '../../../services/settings-
 import { endSession, SESSION_ABSOLUTE_MS, SESSION_COOKIE, startSession } from '../../../services/settings-auth/sessions.js';
 import { PageError } from '../page-errors.js';
 import { paths } from '../paths.js';
-import { cookieOptions, type SettingsApp, type SettingsContext } from '../settings-plugin.js';
+import { cookieOptions, type SettingsApp, type SettingsContext } from '../settings-context.js';
 
 export function registerSignIn(app: SettingsApp, context: SettingsContext): void {
   const { store, config, clock } = context.deps;

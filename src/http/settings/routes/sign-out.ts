@@ -5,7 +5,7 @@
 import { recordSecurityEvent } from '../../../services/security-log.js';
 import { endSession, SESSION_COOKIE } from '../../../services/settings-auth/sessions.js';
 import { sendPage } from '../render.js';
-import { CSRF_COOKIE, cookieOptions, type SettingsApp, type SettingsContext } from '../settings-plugin.js';
+import { CSRF_COOKIE, cookieOptions, type SettingsApp, type SettingsContext } from '../settings-context.js';
 import { SignedOutPage } from '../views/signed-out.js';
 
 export function registerSignOut(app: SettingsApp, context: SettingsContext): void {

@@ -1,6 +1,7 @@
 /**
  * Bad input: a clear one-line reason, and nothing written. `field` names the input it concerns, so the
  * settings screen can show the message beside that field; the command line prints the message alone.
+ * Raised by the services (and the dataset loader), below every caller that shows them.
  */
 export type InputField = 'name' | 'scopes' | 'expiry' | 'stopOld' | 'key' | null;
 

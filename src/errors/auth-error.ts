@@ -1,0 +1,17 @@
+/**
+ * A request refused for its credentials: a missing, malformed, unknown, revoked or expired key
+ * (`unauthorized`), or an account without active Developer API access (`forbidden`). Raised by src/auth,
+ * below the surfaces; the HTTP layer gives the code its status and body from its one error table
+ * (src/http/errors.ts), so the codes here are names from that table and nothing about HTTP lives here.
+ */
+export type AuthErrorCode = 'unauthorized' | 'forbidden';
+
+export class AuthError extends Error {
+  constructor(
+    readonly code: AuthErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'AuthError';
+  }
+}
