@@ -4,46 +4,34 @@ import type { Listing, Offer, Transaction } from '../../domain/resources.js';
 export type { Listing, Offer, Transaction };
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../schema.js';
-import { toBool, toPage, type Page, type PageRequest } from './page.js';
-
-
-
-
-async function countWhere(db: Kysely<Database>, table: 'listings' | 'offers', accountId: number): Promise<number> {
-  const row = await db
-    .selectFrom(table)
-    .select((eb) => eb.fn.countAll<number>().as('total'))
-    .where('account_id', '=', accountId)
-    .executeTakeFirstOrThrow();
-  return Number(row.total);
-}
+import { countRows, pageRows, toBool, toPage, type Page, type PageRequest } from './page.js';
 
 export async function listListings(db: Kysely<Database>, accountId: number, page: PageRequest): Promise<Page<Listing>> {
   const [rows, total] = await Promise.all([
-    db
-      .selectFrom('listings as l')
-      .innerJoin('catalogue_items as c', 'c.master_item_id', 'l.master_item_id')
-      .select([
-        'l.id as id',
-        'l.public_token as publicToken',
-        'l.master_item_id as masterItemId',
-        'l.title as title',
-        'c.category as category',
-        'l.condition as condition',
-        'l.status as status',
-        'l.price as price',
-        'l.currency as currency',
-        'l.accepts_trade as acceptsTrade',
-        'l.shipping_cost as shippingCost',
-        'l.created_at as createdAt',
-        'l.updated_at as updatedAt',
-      ])
-      .where('l.account_id', '=', accountId)
-      .orderBy('l.id')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute(),
-    countWhere(db, 'listings', accountId),
+    pageRows(
+      db
+        .selectFrom('listings as l')
+        .innerJoin('catalogue_items as c', 'c.master_item_id', 'l.master_item_id')
+        .select([
+          'l.id as id',
+          'l.public_token as publicToken',
+          'l.master_item_id as masterItemId',
+          'l.title as title',
+          'c.category as category',
+          'l.condition as condition',
+          'l.status as status',
+          'l.price as price',
+          'l.currency as currency',
+          'l.accepts_trade as acceptsTrade',
+          'l.shipping_cost as shippingCost',
+          'l.created_at as createdAt',
+          'l.updated_at as updatedAt',
+        ])
+        .where('l.account_id', '=', accountId)
+        .orderBy('l.id'),
+      page,
+    ),
+    countRows(db.selectFrom('listings').where('account_id', '=', accountId)),
   ]);
   return toPage(
     rows.map((r) => ({ ...r, acceptsTrade: toBool(r.acceptsTrade) })),
@@ -53,25 +41,24 @@ export async function listListings(db: Kysely<Database>, accountId: number, page
 }
 
 export async function listOffers(db: Kysely<Database>, accountId: number, page: PageRequest): Promise<Page<Offer>> {
+  const mine = db.selectFrom('offers').where('account_id', '=', accountId);
   const [rows, total] = await Promise.all([
-    db
-      .selectFrom('offers')
-      .select([
-        'id',
-        'listing_id as listingId',
-        'amount',
-        'trade_item_id as tradeItemId',
-        'message',
-        'status',
-        'created_at as createdAt',
-        'updated_at as updatedAt',
-      ])
-      .where('account_id', '=', accountId)
-      .orderBy('id')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute(),
-    countWhere(db, 'offers', accountId),
+    pageRows(
+      mine
+        .select([
+          'id',
+          'listing_id as listingId',
+          'amount',
+          'trade_item_id as tradeItemId',
+          'message',
+          'status',
+          'created_at as createdAt',
+          'updated_at as updatedAt',
+        ])
+        .orderBy('id'),
+      page,
+    ),
+    countRows(mine),
   ]);
   return toPage(rows, total, page);
 }
@@ -80,27 +67,27 @@ export async function listTransactions(db: Kysely<Database>, accountId: number, 
   const mine = db
     .selectFrom('transactions')
     .where((eb) => eb.or([eb('buyer_account_id', '=', accountId), eb('seller_account_id', '=', accountId)]));
-  const [rows, count] = await Promise.all([
-    mine
-      .select([
-        'id',
-        'listing_id as listingId',
-        'amount',
-        'platform_fee as platformFee',
-        'status',
-        'tracking_number as trackingNumber',
-        'shipping_carrier as shippingCarrier',
-        'estimated_delivery as estimatedDelivery',
-        'actual_delivery as actualDelivery',
-        'created_at as createdAt',
-        'updated_at as updatedAt',
-        sql<'buyer' | 'seller'>`case when buyer_account_id = ${accountId} then 'buyer' else 'seller' end`.as('role'),
-      ])
-      .orderBy('id')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute(),
-    mine.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+  const [rows, total] = await Promise.all([
+    pageRows(
+      mine
+        .select([
+          'id',
+          'listing_id as listingId',
+          'amount',
+          'platform_fee as platformFee',
+          'status',
+          'tracking_number as trackingNumber',
+          'shipping_carrier as shippingCarrier',
+          'estimated_delivery as estimatedDelivery',
+          'actual_delivery as actualDelivery',
+          'created_at as createdAt',
+          'updated_at as updatedAt',
+          sql<'buyer' | 'seller'>`case when buyer_account_id = ${accountId} then 'buyer' else 'seller' end`.as('role'),
+        ])
+        .orderBy('id'),
+      page,
+    ),
+    countRows(mine),
   ]);
-  return toPage(rows, Number(count.total), page);
+  return toPage(rows, total, page);
 }

@@ -4,8 +4,8 @@ import type { PriceRow } from '../../domain/resources.js';
 import type { Kysely } from 'kysely';
 import type { Dialect } from '../database.js';
 import type { Database } from '../schema.js';
-import { countDirectly, filterKey, itemFilterConditions, type CountTotal, type ItemFilters } from './catalogue.repository.js';
-import { toPage, type Page, type PageRequest } from './page.js';
+import { countDirectly, filterKey, itemFilterConditions, type FilteredList, type ItemFilters } from './catalogue.repository.js';
+import { countRows, pageRows, toPage } from './page.js';
 
 export type { PriceRow };
 
@@ -46,22 +46,14 @@ export function pricesQuery(db: Kysely<Database>, dialect: Dialect, filters: Pri
   return query;
 }
 
-export async function listPrices(
-  db: Kysely<Database>,
-  dialect: Dialect,
-  filters: PriceFilters,
-  page: PageRequest,
-  countTotal: CountTotal = countDirectly,
-): Promise<Page<PriceRow>> {
+export const listPrices: FilteredList<PriceFilters, PriceRow> = async (db, dialect, filters, page, countTotal = countDirectly) => {
   const base = pricesQuery(db, dialect, filters);
   const [rows, total] = await Promise.all([
-    base.select(priceColumns).orderBy('c.master_item_id').limit(page.limit).offset(page.offset).execute(),
-    countTotal(filterKey('prices', filters), async () =>
-      Number((await base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow()).total),
-    ),
+    pageRows(base.select(priceColumns).orderBy('c.master_item_id'), page),
+    countTotal(filterKey('prices', filters), () => countRows(base)),
   ]);
   return toPage(rows, total, page);
-}
+};
 
 export function priceQuery(db: Kysely<Database>, masterItemId: number) {
   return db
