@@ -129,15 +129,11 @@ class Parser {
           state = QUOTED;
           this.quoteLine = line;
           start = ++i;
-        } else if (c === COMMA) {
+        } else if (c === COMMA || c === LF || c === CR) {
           this.addField('', false);
           i++;
-        } else if (c === LF || c === CR) {
-          this.addField('', false);
-          this.emit(out);
-          i++;
+          state = this.afterField(c, out);
           if (c === LF) line++;
-          else state = AFTER_CR;
         } else {
           state = UNQUOTED;
           start = i++;
@@ -158,17 +154,8 @@ class Parser {
         this.addField(this.partial + s.slice(start, j), false);
         this.partial = '';
         i = j + 1;
-        if (c === COMMA) {
-          state = FIELD_START;
-        } else {
-          this.emit(out);
-          if (c === LF) {
-            line++;
-            state = FIELD_START;
-          } else {
-            state = AFTER_CR;
-          }
-        }
+        state = this.afterField(c, out);
+        if (c === LF) line++;
       } else if (state === QUOTED) {
         let j = i;
         while (j < n) {
@@ -194,17 +181,8 @@ class Parser {
           this.addField(this.partial, true);
           this.partial = '';
           i++;
-          if (c === COMMA) {
-            state = FIELD_START;
-          } else {
-            this.emit(out);
-            if (c === LF) {
-              line++;
-              state = FIELD_START;
-            } else {
-              state = AFTER_CR;
-            }
-          }
+          state = this.afterField(c, out);
+          if (c === LF) line++;
         } else {
           throw new CsvSyntaxError(line, 'character after a closing quote (expected "," or a line end)');
         }
@@ -246,6 +224,13 @@ class Parser {
     }
     this.blankLines = [];
     this.state = FIELD_START;
+  }
+
+  /** A field has just ended at `c`, a comma or a line end: the state to go on in. A line end also ends the record. */
+  private afterField(c: number, out: CsvRecord[]): State {
+    if (c === COMMA) return FIELD_START;
+    this.emit(out);
+    return c === LF ? FIELD_START : AFTER_CR;
   }
 
   private addField(value: string, quoted: boolean): void {

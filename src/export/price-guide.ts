@@ -18,7 +18,8 @@ import { pipeline } from 'node:stream/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import { csvChunks } from '../csv/csv-chunks.js';
 import type { Store } from '../store/database.js';
-import { EXPORT_COLUMNS, type ExportRow } from '../store/repositories/price-export.js';
+import { EXPORT_COLUMNS } from '../domain/export-columns.js';
+import type { ExportRow } from '../store/repositories/price-export.js';
 import { readPriceGuideSnapshot, storeIdentity } from '../store/repositories/price-guide-snapshot.js';
 
 /** How often a server checks the data version for a load or import made by another process. */

@@ -20,6 +20,8 @@ import { InputError } from '../errors/input-error.js';
 type PriceInsert = Omit<PriceRecordsTable, 'id'>;
 
 const BATCH = 2000;
+/** Each column's place in a row. */
+const COLUMN_AT = Object.fromEntries(EXPORT_COLUMNS.map((column, i) => [column, i])) as Record<(typeof EXPORT_COLUMNS)[number], number>;
 // Plain decimals, and the exponent form the export writes for very small or large numbers (String(1e-7)
 // is "1e-7", String(1e21) is "1e+21"): without it the API's own export did not import back.
 const MONEY = /^[0-9]+(\.[0-9]+)?(e[+-]?[0-9]+)?$/;
@@ -116,13 +118,18 @@ export async function importPrices(store: Store, source: AsyncIterable<string | 
         if (fields.length !== EXPORT_COLUMNS.length) {
           throw new InputError(`line ${line}: expected ${EXPORT_COLUMNS.length} fields, found ${fields.length}`);
         }
-        const [id, , , , , upc, loose, cib, fresh, boxOnly, manualOnly, scrapeDate] = fields as string[] & { length: 12 };
+        // The header matched EXPORT_COLUMNS, so each column is read where that list puts it.
+        const field = (column: (typeof EXPORT_COLUMNS)[number]) => fields[COLUMN_AT[column]] as string;
+        const id = field('masterItemId');
+        const upc = field('upc');
+        const scrapeDate = field('scrapeDate');
+        const price = (column: (typeof EXPORT_COLUMNS)[number]) => priceValue(field(column), column, line);
         const masterItemId = Number(id);
-        if (!/^[0-9]+$/.test(id!) || masterItemId < 1 || masterItemId > Number.MAX_SAFE_INTEGER) {
+        if (!/^[0-9]+$/.test(id) || masterItemId < 1 || masterItemId > Number.MAX_SAFE_INTEGER) {
           throw new InputError(`line ${line}: masterItemId must be an integer from 1 to ${Number.MAX_SAFE_INTEGER}`);
         }
-        if (!/^[0-9]{6,14}$/.test(upc!)) throw new InputError(`line ${line}: upc must be 6 to 14 ASCII digits`);
-        const date = canonicalTimestamp(scrapeDate!);
+        if (!/^[0-9]{6,14}$/.test(upc)) throw new InputError(`line ${line}: upc must be 6 to 14 ASCII digits`);
+        const date = canonicalTimestamp(scrapeDate);
         if (date === null) throw new InputError(`line ${line}: scrapeDate must be an ISO 8601 date-time`);
         const key = `${masterItemId}@${date}`;
         if (seen.has(key)) throw new InputError(`line ${line}: a second row for masterItemId ${masterItemId} at ${date}`);
@@ -130,12 +137,12 @@ export async function importPrices(store: Store, source: AsyncIterable<string | 
         batch.push({
           line,
           master_item_id: masterItemId,
-          upc: upc!,
-          loose: priceValue(loose!, 'loose', line),
-          cib: priceValue(cib!, 'cib', line),
-          new: priceValue(fresh!, 'new', line),
-          box_only: priceValue(boxOnly!, 'boxOnly', line),
-          manual_only: priceValue(manualOnly!, 'manualOnly', line),
+          upc,
+          loose: price('loose'),
+          cib: price('cib'),
+          new: price('new'),
+          box_only: price('boxOnly'),
+          manual_only: price('manualOnly'),
           scrape_date: date,
         });
         rows++;

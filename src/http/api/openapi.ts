@@ -4,19 +4,30 @@
  */
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
-import { DEFAULT_PLAN_LIMITS, SCOPES } from '../../domain/scopes.js';
+import { DEFAULT_PLAN_LIMITS, endpointLabel, SCOPE_TABLE, SCOPES, UNSCOPED_ENDPOINTS } from '../../domain/scopes.js';
 import { ERROR_DESCRIPTION, ERROR_STATUS, type ErrorCode } from '../errors.js';
 
 const errorTable = (Object.keys(ERROR_STATUS) as ErrorCode[])
   .map((code) => `| ${ERROR_STATUS[code]} | \`${code}\` | ${ERROR_DESCRIPTION[code]} |`)
   .join('\n');
 
+const scopeTable = SCOPES.map(
+  (scope) => `| \`${scope}\` | ${SCOPE_TABLE[scope].grants} | ${SCOPE_TABLE[scope].endpoints.map((e) => `\`${endpointLabel(e)}\``).join(', ')} |`,
+).join('\n');
+const unscoped = UNSCOPED_ENDPOINTS.map((e) => `\`${endpointLabel(e)}\``).join(', ');
+
 const description = `Read-only Developer API of the collectibles platform: the public item catalogue, market prices by
 condition, and the key owner's own collection, listings, offers and transactions.
 
 ## Authentication
 Present the key in exactly one of \`Authorization: Bearer <API_KEY>\` (scheme case-insensitive) or
-\`X-API-Key: <API_KEY>\`. Keys in the query string and cookies are never read. Scopes: ${SCOPES.map((s) => `\`${s}\``).join(', ')}.
+\`X-API-Key: <API_KEY>\`. Keys in the query string and cookies are never read.
+
+Each key carries scopes; an endpoint answers only a key with the scope it needs (${unscoped} needs none):
+
+| Scope | Grants | Endpoints |
+|---|---|---|
+${scopeTable}
 
 ## Order of checks
 1. Method: only GET, HEAD and OPTIONS; any other answers \`405 method_not_allowed\` with \`Allow: GET, HEAD, OPTIONS\`.

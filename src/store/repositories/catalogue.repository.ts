@@ -4,7 +4,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Dialect } from '../dialect.js';
 import type { Database } from '../schema.js';
 import { likeContains, searchTerms } from '../search-text.js';
-import { toPage, type Page, type PageRequest } from './page.js';
+import { countRows, pageRows, toPage, type Page, type PageRequest } from './page.js';
 
 export type { CatalogueItem };
 
@@ -70,6 +70,15 @@ export function itemFilterConditions(filters: ItemFilters, dialect: Dialect, use
 export type CountTotal = (key: string, count: () => Promise<number>) => Promise<number>;
 export const countDirectly: CountTotal = (_key, count) => count();
 
+/** A public list under filters (the catalogue, the prices): one page, and the total under the filters. */
+export type FilteredList<F, T> = (
+  db: Kysely<Database>,
+  dialect: Dialect,
+  filters: F,
+  page: PageRequest,
+  countTotal?: CountTotal,
+) => Promise<Page<T>>;
+
 /**
  * The read cache's key for a list's total under these filters. JSON of the tuple: a value may hold any
  * character, so joining with a separator would let two different filters share a key (and a total).
@@ -91,24 +100,14 @@ function pageByScan(page: PageRequest, total: number, published: number): boolea
   return (page.offset + page.limit) * published < 2 * total * total;
 }
 
-export async function listCatalogue(
-  db: Kysely<Database>,
-  dialect: Dialect,
-  filters: ItemFilters,
-  page: PageRequest,
-  countTotal: CountTotal = countDirectly,
-): Promise<Page<CatalogueItem>> {
+export const listCatalogue: FilteredList<ItemFilters, CatalogueItem> = async (db, dialect, filters, page, countTotal = countDirectly) => {
   const where = (f: ItemFilters, useTrigramIndex = true) => {
     let query = db.selectFrom('catalogue_items as c');
     for (const condition of itemFilterConditions(f, dialect, useTrigramIndex)) query = query.where(condition);
     return query;
   };
-  const count = (f: ItemFilters) =>
-    countTotal(filterKey('catalogue', f), async () =>
-      Number((await where(f).select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow()).total),
-    );
-  const pageOf = (query: ReturnType<typeof where>) =>
-    query.select(catalogueColumns).orderBy('c.master_item_id').limit(page.limit).offset(page.offset).execute();
+  const count = (f: ItemFilters) => countTotal(filterKey('catalogue', f), () => countRows(where(f)));
+  const pageOf = (query: ReturnType<typeof where>) => pageRows(query.select(catalogueColumns).orderBy('c.master_item_id'), page);
   if (dialect === 'sqlite' && filters.search !== undefined) {
     const total = await count(filters);
     // The unfiltered total is the /catalogue total, cached under the same key.
@@ -118,7 +117,7 @@ export async function listCatalogue(
   }
   const [rows, total] = await Promise.all([pageOf(where(filters)), count(filters)]);
   return toPage(rows, total, page);
-}
+};
 
 export function catalogueItemQuery(db: Kysely<Database>, id: number) {
   return db

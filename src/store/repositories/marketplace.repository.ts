@@ -4,22 +4,10 @@ import type { Listing, Offer, Transaction } from '../../domain/resources.js';
 export type { Listing, Offer, Transaction };
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../schema.js';
-import { toBool, toPage, type Page, type PageRequest } from './page.js';
-
-
-
-
-async function countWhere(db: Kysely<Database>, table: 'listings' | 'offers', accountId: number): Promise<number> {
-  const row = await db
-    .selectFrom(table)
-    .select((eb) => eb.fn.countAll<number>().as('total'))
-    .where('account_id', '=', accountId)
-    .executeTakeFirstOrThrow();
-  return Number(row.total);
-}
+import { pageWithTotal, toBool, type Page, type PageRequest } from './page.js';
 
 export async function listListings(db: Kysely<Database>, accountId: number, page: PageRequest): Promise<Page<Listing>> {
-  const [rows, total] = await Promise.all([
+  const listings = await pageWithTotal(
     db
       .selectFrom('listings as l')
       .innerJoin('catalogue_items as c', 'c.master_item_id', 'l.master_item_id')
@@ -39,23 +27,18 @@ export async function listListings(db: Kysely<Database>, accountId: number, page
         'l.updated_at as updatedAt',
       ])
       .where('l.account_id', '=', accountId)
-      .orderBy('l.id')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute(),
-    countWhere(db, 'listings', accountId),
-  ]);
-  return toPage(
-    rows.map((r) => ({ ...r, acceptsTrade: toBool(r.acceptsTrade) })),
-    total,
+      .orderBy('l.id'),
+    // Counted without the join: every listing has its catalogue item.
+    db.selectFrom('listings').where('account_id', '=', accountId),
     page,
   );
+  return { ...listings, data: listings.data.map((r) => ({ ...r, acceptsTrade: toBool(r.acceptsTrade) })) };
 }
 
 export async function listOffers(db: Kysely<Database>, accountId: number, page: PageRequest): Promise<Page<Offer>> {
-  const [rows, total] = await Promise.all([
-    db
-      .selectFrom('offers')
+  const mine = db.selectFrom('offers').where('account_id', '=', accountId);
+  return pageWithTotal(
+    mine
       .select([
         'id',
         'listing_id as listingId',
@@ -66,21 +49,17 @@ export async function listOffers(db: Kysely<Database>, accountId: number, page: 
         'created_at as createdAt',
         'updated_at as updatedAt',
       ])
-      .where('account_id', '=', accountId)
-      .orderBy('id')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute(),
-    countWhere(db, 'offers', accountId),
-  ]);
-  return toPage(rows, total, page);
+      .orderBy('id'),
+    mine,
+    page,
+  );
 }
 
 export async function listTransactions(db: Kysely<Database>, accountId: number, page: PageRequest): Promise<Page<Transaction>> {
   const mine = db
     .selectFrom('transactions')
     .where((eb) => eb.or([eb('buyer_account_id', '=', accountId), eb('seller_account_id', '=', accountId)]));
-  const [rows, count] = await Promise.all([
+  return pageWithTotal(
     mine
       .select([
         'id',
@@ -96,11 +75,8 @@ export async function listTransactions(db: Kysely<Database>, accountId: number, 
         'updated_at as updatedAt',
         sql<'buyer' | 'seller'>`case when buyer_account_id = ${accountId} then 'buyer' else 'seller' end`.as('role'),
       ])
-      .orderBy('id')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute(),
-    mine.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-  ]);
-  return toPage(rows, Number(count.total), page);
+      .orderBy('id'),
+    mine,
+    page,
+  );
 }

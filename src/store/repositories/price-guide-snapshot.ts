@@ -7,63 +7,20 @@
 import type { Kysely } from 'kysely';
 import type { Store } from '../database.js';
 import { openSqliteConnection } from '../database.js';
-import type { Database } from '../schema.js';
-import { EXPORT_BATCH_ROWS, EXPORT_COLUMNS, type ExportRow } from './price-export.js';
-import { priceColumns, pricesQuery, type PriceRow } from './price.repository.js';
-
-/**
- * Rows per keyset page on PostgreSQL: the request path's, so that each page stays well inside the pool's
- * 1.5 s per-query limit (the writer shares the serving pool) even on a busy machine.
- */
-const PG_PAGE_ROWS = EXPORT_BATCH_ROWS;
+import { keysetExportBatches, sqliteExportBatches, type ExportRow } from './price-export.js';
 
 export type SnapshotWork<T> = (version: number, batches: AsyncGenerator<ExportRow[]>) => Promise<T>;
 
 async function sqliteSnapshot<T>(store: Store, path: string, work: SnapshotWork<T>): Promise<T> {
-  const compiled = pricesQuery(store.db, 'sqlite', {}).select(priceColumns).orderBy('c.master_item_id').compile();
   const conn = openSqliteConnection(path, { readonly: true });
   try {
     // A deferred read transaction: its snapshot starts at the first read and holds for both statements.
     conn.exec('BEGIN');
     const version = Number(conn.prepare('select version from data_version where id = 1').pluck().get());
-    // The statement is stepped only when the consumer starts reading, and returned however it stops.
-    async function* batches(): AsyncGenerator<ExportRow[]> {
-      const rows = conn.prepare(compiled.sql).raw(true).iterate(...(compiled.parameters as unknown[])) as IterableIterator<ExportRow>;
-      try {
-        let batch: ExportRow[] = [];
-        for (const row of rows) {
-          batch.push(row);
-          if (batch.length === EXPORT_BATCH_ROWS) {
-            yield batch;
-            batch = [];
-          }
-        }
-        if (batch.length > 0) yield batch;
-      } finally {
-        rows.return?.();
-      }
-    }
-    return await work(version, batches());
+    return await work(version, sqliteExportBatches(conn, store.db, {}));
   } finally {
     if (conn.inTransaction) conn.exec('COMMIT');
     conn.close();
-  }
-}
-
-async function* keysetPages(db: Kysely<Database>): AsyncGenerator<ExportRow[]> {
-  let after = 0;
-  for (;;) {
-    const page = await pricesQuery(db, 'postgres', {})
-      .select(priceColumns)
-      // On both sides of the join, as in price-export.ts: PostgreSQL does not carry a range across it.
-      .where('c.master_item_id', '>', after)
-      .where('p.master_item_id', '>', after)
-      .orderBy('c.master_item_id')
-      .limit(PG_PAGE_ROWS)
-      .execute();
-    if (page.length > 0) yield page.map((row) => EXPORT_COLUMNS.map((column) => row[column]));
-    if (page.length < PG_PAGE_ROWS) return;
-    after = (page[page.length - 1] as PriceRow).masterItemId;
   }
 }
 
@@ -80,7 +37,9 @@ export async function readPriceGuideSnapshot<T>(store: Store, work: SnapshotWork
     .setAccessMode('read only')
     .execute(async (trx) => {
       const row = await trx.selectFrom('data_version').select('version').where('id', '=', 1).executeTakeFirst();
-      return work(Number(row?.version ?? 0), keysetPages(trx));
+      // Pages of the request path's size, so that each stays well inside the pool's 1.5 s per-query limit
+      // (the writer shares the serving pool) even on a busy machine.
+      return work(Number(row?.version ?? 0), keysetExportBatches(trx, 'postgres', {}));
     });
 }
 

@@ -1,29 +1,44 @@
 /** Current prices: the latest record by scrape date of each published item. */
+import { EXPORT_COLUMNS, type ExportColumn } from '../../domain/export-columns.js';
 import type { PriceRow } from '../../domain/resources.js';
 import type { Kysely } from 'kysely';
 import type { Dialect } from '../dialect.js';
 import type { Database } from '../schema.js';
-import { countDirectly, filterKey, itemFilterConditions, type CountTotal, type ItemFilters } from './catalogue.repository.js';
-import { toPage, type Page, type PageRequest } from './page.js';
+import { countDirectly, filterKey, itemFilterConditions, type FilteredList, type ItemFilters } from './catalogue.repository.js';
+import { countRows, pageRows, toPage } from './page.js';
 
 export type { PriceRow };
 
 export type PriceFilters = Omit<ItemFilters, 'category'>;
 
-export const priceColumns = [
-  'c.master_item_id as masterItemId',
-  'c.name as name',
-  'c.slug as slug',
-  'c.platform as platform',
-  'c.category as category',
-  'p.upc as upc',
-  'p.loose as loose',
-  'p.cib as cib',
-  'p.new as new',
-  'p.box_only as boxOnly',
-  'p.manual_only as manualOnly',
-  'p.scrape_date as scrapeDate',
-] as const;
+/** Where each field of a price row is read from. */
+const PRICE_SOURCES = {
+  masterItemId: 'c.master_item_id',
+  name: 'c.name',
+  slug: 'c.slug',
+  platform: 'c.platform',
+  category: 'c.category',
+  upc: 'p.upc',
+  loose: 'p.loose',
+  cib: 'p.cib',
+  new: 'p.new',
+  boxOnly: 'p.box_only',
+  manualOnly: 'p.manual_only',
+  scrapeDate: 'p.scrape_date',
+} as const satisfies Record<keyof PriceRow, string>;
+
+/** One column's select expression, `<source> as <field>`, typed as such so that Kysely types the row. */
+function selection<K extends ExportColumn>(column: K): `${(typeof PRICE_SOURCES)[K]} as ${K}` {
+  return `${PRICE_SOURCES[column]} as ${column}`;
+}
+/** Each field with its own source; map() alone would type every field as any source's value. */
+type PriceSelection = { [K in ExportColumn]: ReturnType<typeof selection<K>> }[ExportColumn];
+
+/**
+ * The select list of a price row, in the export's column order: the export reads SQLite rows as arrays in
+ * select order, and they are its CSV rows as they come.
+ */
+export const priceColumns = EXPORT_COLUMNS.map(selection) as readonly PriceSelection[];
 
 export function pricesQuery(db: Kysely<Database>, dialect: Dialect, filters: PriceFilters) {
   let query = db.selectFrom('current_prices as p').innerJoin('catalogue_items as c', 'c.master_item_id', 'p.master_item_id');
@@ -31,22 +46,14 @@ export function pricesQuery(db: Kysely<Database>, dialect: Dialect, filters: Pri
   return query;
 }
 
-export async function listPrices(
-  db: Kysely<Database>,
-  dialect: Dialect,
-  filters: PriceFilters,
-  page: PageRequest,
-  countTotal: CountTotal = countDirectly,
-): Promise<Page<PriceRow>> {
+export const listPrices: FilteredList<PriceFilters, PriceRow> = async (db, dialect, filters, page, countTotal = countDirectly) => {
   const base = pricesQuery(db, dialect, filters);
   const [rows, total] = await Promise.all([
-    base.select(priceColumns).orderBy('c.master_item_id').limit(page.limit).offset(page.offset).execute(),
-    countTotal(filterKey('prices', filters), async () =>
-      Number((await base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow()).total),
-    ),
+    pageRows(base.select(priceColumns).orderBy('c.master_item_id'), page),
+    countTotal(filterKey('prices', filters), () => countRows(base)),
   ]);
   return toPage(rows, total, page);
-}
+};
 
 export function priceQuery(db: Kysely<Database>, masterItemId: number) {
   return db

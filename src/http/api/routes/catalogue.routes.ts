@@ -7,7 +7,7 @@ import type { RouteDeps } from './route-deps.js';
 import { notFound } from '../../errors.js';
 import { Category, dataOf, Id, Limit, listOf, Offset, Platform, Search, Upc } from '../schemas.js';
 import { defineRoute } from './define-route.js';
-
+import { filteredList } from './list-handlers.js';
 
 const CatalogueQuery = Type.Object(
   {
@@ -29,19 +29,10 @@ export function registerCatalogueRoutes(app: App, deps: RouteDeps): void {
     tag: 'Catalogue',
     summary: 'List published catalogue items',
     description: 'Published items in ascending `masterItemId`, filtered by every filter given.',
-    scope: 'catalogue:read',
     quota: true,
     querystring: CatalogueQuery,
     response: listOf(CatalogueItemSchema),
-    handler: async (request) => {
-      const { limit = 50, offset = 0, ...filters } = request.query;
-      return (
-        (await deps.search.listCatalogue(filters, { limit, offset })) ??
-        deps.scans.run(() =>
-          listCatalogue(deps.store.db, deps.store.dialect, filters, { limit, offset }, (key, count) => deps.cache.get(key, count)),
-        )
-      );
-    },
+    handler: filteredList(deps, (filters, page) => deps.search.listCatalogue(filters, page), listCatalogue),
   });
 
   defineRoute(app, {
@@ -49,7 +40,6 @@ export function registerCatalogueRoutes(app: App, deps: RouteDeps): void {
     tag: 'Catalogue',
     summary: 'One published catalogue item',
     description: '`404 not_found` when no published item has this id.',
-    scope: 'catalogue:read',
     quota: true,
     params: ItemParams,
     itemNotFound: true,

@@ -7,8 +7,7 @@ import type { RouteDeps } from './route-deps.js';
 import { notFound } from '../../errors.js';
 import { dataOf, Id, listOf, PageQuery } from '../schemas.js';
 import { defineRoute } from './define-route.js';
-
-
+import { ownerList } from './list-handlers.js';
 
 export function registerCollectionRoutes(app: App, deps: RouteDeps): void {
   defineRoute(app, {
@@ -16,14 +15,10 @@ export function registerCollectionRoutes(app: App, deps: RouteDeps): void {
     tag: 'Collection',
     summary: "The key owner's collection",
     description: 'Ascending `id`.',
-    scope: 'collection:read',
     quota: true,
     querystring: PageQuery,
     response: listOf(CollectionItemSchema),
-    handler: async (request) => {
-      const { limit = 50, offset = 0 } = request.query;
-      return listCollection(deps.store.db, request.principal!.accountId, { limit, offset });
-    },
+    handler: ownerList(deps, listCollection),
   });
 
   defineRoute(app, {
@@ -31,7 +26,6 @@ export function registerCollectionRoutes(app: App, deps: RouteDeps): void {
     tag: 'Collection',
     summary: 'Value of the owned items',
     description: 'Count and summed estimated value of the items in the `OWNED` state.',
-    scope: 'collection:read',
     quota: true,
     response: dataOf(CollectionValueSchema),
     handler: async (request) => {
@@ -45,7 +39,6 @@ export function registerCollectionRoutes(app: App, deps: RouteDeps): void {
     tag: 'Collection',
     summary: 'One collection item',
     description: "`404 not_found` when it does not exist or is not the key owner's.",
-    scope: 'collection:read',
     quota: true,
     params: Type.Object({ id: Id('Collection item id') }, { additionalProperties: false }),
     itemNotFound: true,

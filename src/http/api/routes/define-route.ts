@@ -6,7 +6,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Static, TObject, TSchema } from 'typebox';
 import { DeadlineExceededError, settleBy } from '../../../deadline.js';
-import type { Scope } from '../../../domain/scopes.js';
+import { scopeOf, type Endpoint } from '../../../domain/scopes.js';
 import type { App } from '../../app-types.js';
 import { ALLOW } from '../api-pipeline.js';
 import type { ErrorCode } from '../../errors.js';
@@ -14,11 +14,11 @@ import { ConditionalHeaders, errorResponses, NoQuery } from '../schemas.js';
 import { notModifiedResponse, successResponseHeaders } from '../response-headers.js';
 
 export interface RouteSpec<Q extends TObject, P extends TObject, R extends TSchema> {
-  path: string;
+  /** The scope it needs comes from the scope table (domain/scopes.ts), which must list the path. */
+  path: Endpoint;
   summary: string;
   description: string;
   tag: string;
-  scope: Scope | null;
   quota: boolean;
   querystring?: Q;
   params?: P;
@@ -31,8 +31,9 @@ export interface RouteSpec<Q extends TObject, P extends TObject, R extends TSche
 }
 
 export function defineRoute<Q extends TObject, P extends TObject, R extends TSchema>(app: App, spec: RouteSpec<Q, P, R>): void {
+  const scope = scopeOf(spec.path);
   const errors: ErrorCode[] = ['bad_request', 'unauthorized', 'forbidden'];
-  if (spec.scope !== null) errors.push('insufficient_scope');
+  if (scope !== null) errors.push('insufficient_scope');
   if (spec.itemNotFound) errors.push('not_found');
   errors.push('rate_limited');
   if (spec.quota) errors.push('quota_exceeded');
@@ -45,7 +46,7 @@ export function defineRoute<Q extends TObject, P extends TObject, R extends TSch
     method: 'GET',
     url: spec.path,
     attachValidation: true,
-    config: { meta: { scope: spec.scope, quota: spec.quota } },
+    config: { meta: { scope, quota: spec.quota } },
     schema: {
       summary: spec.summary,
       description: spec.description,

@@ -5,9 +5,7 @@ import type { App } from '../../app-types.js';
 import type { RouteDeps } from './route-deps.js';
 import { listOf, PageQuery } from '../schemas.js';
 import { defineRoute } from './define-route.js';
-
-
-
+import { ownerList } from './list-handlers.js';
 
 export function registerMarketplaceRoutes(app: App, deps: RouteDeps): void {
   defineRoute(app, {
@@ -15,14 +13,10 @@ export function registerMarketplaceRoutes(app: App, deps: RouteDeps): void {
     tag: 'Marketplace',
     summary: "The key owner's listings",
     description: 'Ascending `id`.',
-    scope: 'marketplace:read',
     quota: true,
     querystring: PageQuery,
     response: listOf(ListingSchema),
-    handler: async (request) => {
-      const { limit = 50, offset = 0 } = request.query;
-      return listListings(deps.store.db, request.principal!.accountId, { limit, offset });
-    },
+    handler: ownerList(deps, listListings),
   });
 
   defineRoute(app, {
@@ -30,14 +24,10 @@ export function registerMarketplaceRoutes(app: App, deps: RouteDeps): void {
     tag: 'Marketplace',
     summary: 'Offers made by the key owner',
     description: 'Ascending `id`.',
-    scope: 'marketplace:read',
     quota: true,
     querystring: PageQuery,
     response: listOf(OfferSchema),
-    handler: async (request) => {
-      const { limit = 50, offset = 0 } = request.query;
-      return listOffers(deps.store.db, request.principal!.accountId, { limit, offset });
-    },
+    handler: ownerList(deps, listOffers),
   });
 
   defineRoute(app, {
@@ -45,13 +35,9 @@ export function registerMarketplaceRoutes(app: App, deps: RouteDeps): void {
     tag: 'Transactions',
     summary: "The key owner's transactions, as buyer or seller",
     description: 'Ascending `id`. `role` tells the key owner\'s side; nothing identifies the counterparty.',
-    scope: 'transactions:read',
     quota: true,
     querystring: PageQuery,
     response: listOf(TransactionSchema),
-    handler: async (request) => {
-      const { limit = 50, offset = 0 } = request.query;
-      return listTransactions(deps.store.db, request.principal!.accountId, { limit, offset });
-    },
+    handler: ownerList(deps, listTransactions),
   });
 }

@@ -34,7 +34,6 @@ export function registerMeRoute(app: App, deps: RouteDeps): void {
     description:
       'The plan, the scopes of the presented key, the limits and this month\'s usage. Counts toward the burst ' +
       'limit but never against the monthly quota. Not wrapped in `data`.',
-    scope: null,
     quota: false,
     response: MeResponseSchema,
     handler: async (request) => {

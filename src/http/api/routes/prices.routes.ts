@@ -1,17 +1,17 @@
 /** GET /prices, /prices/:masterItemId and the streamed CSV export /prices/export.csv. */
 import { Readable } from 'node:stream';
 import { Type } from 'typebox';
+import { EXPORT_COLUMNS } from '../../../domain/export-columns.js';
 import { PriceRowSchema } from '../../../domain/resources.js';
 import { csvChunks } from '../../../csv/csv-chunks.js';
 import { listPrices, type PriceFilters } from '../../../store/repositories/price.repository.js';
-import { EXPORT_COLUMNS } from '../../../store/repositories/price-export.js';
 import type { App } from '../../app-types.js';
 import type { RouteDeps } from './route-deps.js';
 import { exportEtag, ifNoneMatchMatches } from '../conditional.js';
 import { notFound } from '../../errors.js';
 import { dataOf, Id, Limit, listOf, Offset, Platform, Search, Upc } from '../schemas.js';
 import { defineRoute } from './define-route.js';
-
+import { filteredList } from './list-handlers.js';
 
 const filterProperties = { search: Type.Optional(Search), platform: Type.Optional(Platform), upc: Type.Optional(Upc) };
 const PricesQuery = Type.Object(
@@ -32,19 +32,10 @@ export function registerPriceRoutes(app: App, deps: RouteDeps): void {
     description:
       'One row per published item that has a price record: the latest by `scrapeDate`. Ascending `masterItemId`. ' +
       'Prices are US dollars; `null` where unknown.',
-    scope: 'prices:read',
     quota: true,
     querystring: PricesQuery,
     response: listOf(PriceRowSchema),
-    handler: async (request) => {
-      const { limit = 50, offset = 0, ...filters } = request.query;
-      return (
-        (await deps.search.listPrices(filters, { limit, offset })) ??
-        deps.scans.run(() =>
-          listPrices(deps.store.db, deps.store.dialect, filters, { limit, offset }, (key, count) => deps.cache.get(key, count)),
-        )
-      );
-    },
+    handler: filteredList(deps, (filters, page) => deps.search.listPrices(filters, page), listPrices),
   });
 
   defineRoute(app, {
@@ -54,12 +45,11 @@ export function registerPriceRoutes(app: App, deps: RouteDeps): void {
     description:
       'Every row of `/prices` for the same filters, streamed as RFC 4180 CSV (CRLF line ends, a header row, fields ' +
       'quoted when they hold `,` `"` CR or LF, quotes doubled, `null` as an empty field). Counts as one request.',
-    scope: 'export',
     quota: true,
     querystring: ExportQuery,
     produces: 'text/csv',
     response: Type.String({
-      description: 'Columns: masterItemId,name,slug,platform,category,upc,loose,cib,new,boxOnly,manualOnly,scrapeDate',
+      description: `Columns: ${EXPORT_COLUMNS.join(',')}`,
     }),
     handler: async (request, reply) => {
       reply
@@ -93,7 +83,6 @@ export function registerPriceRoutes(app: App, deps: RouteDeps): void {
     tag: 'Prices',
     summary: 'Current price of one item',
     description: '`404 not_found` when the item is not published or has no price record.',
-    scope: 'prices:read',
     quota: true,
     params: PriceParams,
     itemNotFound: true,

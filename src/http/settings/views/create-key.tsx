@@ -1,8 +1,7 @@
 /** Create key: name, scopes (each with what it grants and its endpoints), expiry; errors at their fields. */
 import { DEFAULT_EXPIRY, EXPIRY_CHOICES, MAX_LIVE_KEYS, type ExpiryChoice } from '../../../services/keys.service.js';
-import { SCOPES } from '../../../domain/scopes.js';
+import { endpointLabel, SCOPE_TABLE, SCOPES, UNSCOPED_ENDPOINTS } from '../../../domain/scopes.js';
 import { paths } from '../paths.js';
-import { SCOPE_HELP } from '../scope-help.js';
 import { Banner, FieldError, FormToken } from './components.js';
 import { Layout, type SignedInShell } from './layout.js';
 
@@ -34,7 +33,7 @@ export function ScopeChoices({ selected, error, idPrefix }: { selected: readonly
   return (
     <fieldset aria-describedby={error ? `${idPrefix}-error` : undefined}>
       <legend>Scopes</legend>
-      <p class="hint">Choose at least one: what the key may read. Every key can also call GET /me.</p>
+      <p class="hint">Choose at least one: what the key may read. Every key can also call {UNSCOPED_ENDPOINTS.map(endpointLabel).join(', ')}.</p>
       {SCOPES.map((scope) => {
         const id = `${idPrefix}-${scope.replace(':', '-')}`;
         return (
@@ -42,7 +41,7 @@ export function ScopeChoices({ selected, error, idPrefix }: { selected: readonly
             <input type="checkbox" id={id} name="scopes" value={scope} checked={selected.includes(scope)} aria-describedby={`${id}-hint`} />
             <label for={id}>{scope}</label>
             <p class="hint" id={`${id}-hint`}>
-              {SCOPE_HELP[scope].grants} <span class="mono">{SCOPE_HELP[scope].endpoints.join(', ')}</span>
+              {SCOPE_TABLE[scope].grants} <span class="mono">{SCOPE_TABLE[scope].endpoints.map(endpointLabel).join(', ')}</span>
             </p>
           </div>
         );
