@@ -15,7 +15,7 @@ import { dayOf } from '../metering/periods.js';
 import type { Store } from '../store/database.js';
 import { getAccount } from '../store/repositories/account.repository.js';
 import { getKey, insertKey, listKeys, revokeKey as markRevoked, updateKey, type KeyRecord } from '../store/repositories/api-key.repository.js';
-import { canonicalTimestamp } from '../store/load/field-checks.js';
+import { canonicalTimestamp } from '../load/field-checks.js';
 import type { Database } from '../store/schema.js';
 import { withWriteTransaction } from '../store/write-transaction.js';
 import type { Actor } from './actor.js';

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { SCOPES, isScope } from '../../domain/scopes.js';
+import { SCOPES, isScope } from '../domain/scopes.js';
 import {
   CATALOGUE_STATUSES,
   COLLECTION_STATUSES,
@@ -13,17 +13,17 @@ import {
   LISTING_STATUSES,
   OFFER_STATUSES,
   TRANSACTION_STATUSES,
-} from '../../domain/values.js';
-import { assertEmailFree, emailProblem } from '../../services/accounts.service.js';
-import { InputError } from '../../services/input-error.js';
-import { validateKeyName } from '../../services/keys.service.js';
-import { generateKey, hashKey, lastFour } from '../../keys/api-key.js';
-import type { Store } from '../database.js';
-import type { Database } from '../schema.js';
-import { withWriteTransaction } from '../write-transaction.js';
-import { bumpDataVersion } from '../read-cache.js';
-import { ANALYZE_AFTER_ROWS, refreshStatistics } from '../analyze.js';
-import { foldText } from '../search-text.js';
+} from '../domain/values.js';
+import { assertEmailFree, emailProblem } from '../services/accounts.service.js';
+import { InputError } from '../services/input-error.js';
+import { validateKeyName } from '../services/keys.service.js';
+import { generateKey, hashKey, lastFour } from '../keys/api-key.js';
+import type { Store } from '../store/database.js';
+import type { Database } from '../store/schema.js';
+import { withWriteTransaction } from '../store/write-transaction.js';
+import { bumpDataVersion } from '../store/read-cache.js';
+import { ANALYZE_AFTER_ROWS, refreshStatistics } from '../store/analyze.js';
+import { foldText } from '../store/search-text.js';
 import { bulkInserter, catalogueBulk, refreshCurrentPrices, type BulkInserter, type Row } from './bulk-insert.js';
 import { sectionFraction, sectionSize, silentProgress, step, type ProgressSink } from './progress.js';
 import {
