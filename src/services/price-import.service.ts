@@ -10,7 +10,7 @@ import { EXPORT_COLUMNS } from '../store/repositories/price-export.js';
 import type { Store } from '../store/database.js';
 import { refreshCurrentPrices } from '../load/bulk-insert.js';
 import { silentProgress, step, type ProgressSink } from '../load/progress.js';
-import { canonicalTimestamp } from '../load/field-checks.js';
+import { canonicalTimestamp } from '../domain/timestamps.js';
 import type { Database, PriceRecordsTable } from '../store/schema.js';
 import { withWriteTransaction } from '../store/write-transaction.js';
 import { bumpDataVersion } from '../store/read-cache.js';
