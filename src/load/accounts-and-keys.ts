@@ -7,7 +7,7 @@ import type { Scope } from '../domain/scopes.js';
 import { addAccount } from '../services/accounts.service.js';
 import { loadKey } from '../services/keys.service.js';
 import { DatasetError, rowRule } from './dataset-error.js';
-import { accountIdOf, loadSection, type LoadContext } from './load-context.js';
+import { loadSection, type LoadContext } from './load-context.js';
 
 /** How a refusal names the plan fields: as the file does. */
 const FILE_FIELDS = { plan: 'plan', planStatus: 'planStatus' };
@@ -43,7 +43,7 @@ export async function loadKeys(ctx: LoadContext): Promise<void> {
       const ref = row.ref as string;
       if (refs.has(ref)) throw new DatasetError(`${where}: ref '${ref}' appears twice`);
       refs.add(ref);
-      const accountId = accountIdOf(ctx, where, 'account', row.account);
+      const accountId = ctx.accountIdOf(where, 'account', row.account);
       const expiresAt = row.expiresAt == null ? null : canonicalTimestamp(row.expiresAt as string);
       const created = await rowRule(where, () =>
         loadKey(ctx.trx, {

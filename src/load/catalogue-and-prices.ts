@@ -61,17 +61,12 @@ export async function loadCatalogue(ctx: LoadContext): Promise<CatalogueIds> {
     ctx,
     'catalogue',
     async (row, n, where) => {
-      const name = row.name as string;
-      await batch.add(
-        {
-          ...columnsFor(ctx, 'catalogue', row, where),
-          master_item_id: items.take(row.masterItemId, where),
-          search_name: foldText(name),
-          platform_key: (row.platform as string).toLowerCase(),
-          category_key: (row.category as string).toLowerCase(),
-        },
-        n,
-      );
+      const columns = columnsFor(ctx, 'catalogue', row, where);
+      columns.master_item_id = items.take(row.masterItemId, where);
+      columns.search_name = foldText(row.name as string);
+      columns.platform_key = (row.platform as string).toLowerCase();
+      columns.category_key = (row.category as string).toLowerCase();
+      await batch.add(columns, n);
     },
     { perRow: false, afterRows: (n) => batch.flush(n) },
   );

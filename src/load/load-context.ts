@@ -32,6 +32,8 @@ export interface LoadContext {
   out: LoadResult;
   /** Account refs of this file, and the ids their accounts were given. */
   accountIds: Map<string, number>;
+  /** The id of the account of this file `ref` names; refuses row `where` when there is none. */
+  accountIdOf: (where: string, field: string, ref: unknown) => number;
 }
 
 /** Small sections are checked row by row (a query each): told every this many rows, not every row. */
@@ -45,16 +47,18 @@ function rowsOf(section: string, value: unknown): Iterable<unknown> {
   throw new DatasetError(`${section}: must be a list`);
 }
 
-/** The id of the account `ref` names, refusing a ref that is not an account of this file. */
-export function accountIdOf(ctx: LoadContext, where: string, field: string, ref: unknown): number {
-  const found = ctx.accountIds.get(ref as string);
-  if (found === undefined) throw new DatasetError(`${where}: ${field} '${String(ref)}' is not an account of this file`);
-  return found;
+/** The ctx.accountIdOf of a load: the ids of the accounts of this file so far, by ref. */
+export function accountRefs(accountIds: Map<string, number>): (where: string, field: string, ref: unknown) => number {
+  return (where, field, ref) => {
+    const found = accountIds.get(ref as string);
+    if (found === undefined) throw new DatasetError(`${where}: ${field} '${String(ref)}' is not an account of this file`);
+    return found;
+  };
 }
 
 /** The columns row `where` of `section` is stored as (dataset-rows.ts), its account refs resolved. */
 export function columnsFor(ctx: LoadContext, section: DatasetSection, row: Obj, where: string): Row {
-  return columnsOf(section, row, ctx.nowIso, (field, ref) => accountIdOf(ctx, where, field, ref));
+  return columnsOf(section, row, where, ctx.nowIso, ctx.accountIdOf);
 }
 
 /**

@@ -13,7 +13,7 @@ import { loadAccounts, loadKeys } from './accounts-and-keys.js';
 import { bulkInserter } from './bulk-insert.js';
 import { loadCatalogue, loadPrices } from './catalogue-and-prices.js';
 import { DatasetError } from './dataset-error.js';
-import type { DatasetInput, LoadContext, LoadResult } from './load-context.js';
+import { accountRefs, type DatasetInput, type LoadContext, type LoadResult } from './load-context.js';
 import { loadMarketplace } from './marketplace.js';
 import { silentProgress, step, type ProgressSink } from './progress.js';
 
@@ -41,6 +41,7 @@ export async function loadDataset(store: Store, input: DatasetInput, options: Lo
   }
   const progress = options.progress ?? silentProgress;
   const result = await withWriteTransaction(store, async (trx) => {
+    const accountIds = new Map<string, number>();
     const ctx: LoadContext = {
       store,
       trx,
@@ -51,7 +52,8 @@ export async function loadDataset(store: Store, input: DatasetInput, options: Lo
       progress,
       bulk: bulkInserter(store, trx),
       out: { accounts: {}, keys: {}, counts: {} },
-      accountIds: new Map(),
+      accountIds,
+      accountIdOf: accountRefs(accountIds),
     };
     await loadAccounts(ctx);
     await loadKeys(ctx);
