@@ -6,6 +6,7 @@ import { foldText } from '../store/search-text.js';
 import { catalogueBulk, refreshCurrentPrices, type Row } from './bulk-insert.js';
 import { DatasetError } from './dataset-error.js';
 import { declaredIds, IdSpace } from './id-space.js';
+import type { Obj } from './dataset-rows.js';
 import { columnsFor, loadSection, type LoadContext } from './load-context.js';
 import { sectionFraction } from './progress.js';
 
@@ -31,6 +32,29 @@ class Batch {
   }
 }
 
+/**
+ * A big section: each row's columns, completed by `complete` (which may refuse the row), gathered into
+ * batches that `write` checks against the store and writes. Progress hears of each batch written.
+ */
+async function inBatches(
+  ctx: LoadContext,
+  section: 'catalogue' | 'prices',
+  write: (rows: Row[], firstRow: number) => Promise<void>,
+  complete: (columns: Row, row: Obj, where: string) => void,
+): Promise<void> {
+  const fraction = sectionFraction(ctx.input[section]);
+  const batch = new Batch(async (rows, firstRow) => {
+    await write(rows, firstRow);
+    ctx.progress.update(firstRow + rows.length - 1, fraction?.());
+  });
+  const visit = async (row: Obj, n: number, where: string) => {
+    const columns = columnsFor(ctx, section, row, where);
+    complete(columns, row, where);
+    await batch.add(columns, n);
+  };
+  await loadSection(ctx, section, visit, { perRow: false, afterRows: (n) => batch.flush(n) });
+}
+
 /** The catalogue as the later sections see it: items of the store and items of this file. */
 export interface CatalogueIds {
   /** Which of `ids` are items of the catalogue. */
@@ -47,29 +71,20 @@ export async function loadCatalogue(ctx: LoadContext): Promise<CatalogueIds> {
     return new Set(ids.filter((i) => items.hasInFile(i) || fromStore.has(i)));
   };
   const catalogue = catalogueBulk(store, bulk, trx);
-  const fraction = sectionFraction(input.catalogue);
-  const batch = new Batch(async (rows, firstRow) => {
+  const write = async (rows: Row[], firstRow: number) => {
     const clash = await items.conflictsWithStore(rows.map((r) => r.master_item_id as number));
     if (clash.size > 0) {
       const index = rows.findIndex((r) => clash.has(r.master_item_id as number));
       throw new DatasetError(`catalogue row ${firstRow + index}: masterItemId ${String(rows[index]?.master_item_id)} already exists in the store`);
     }
     await catalogue.insert(rows);
-    progress.update(firstRow + rows.length - 1, fraction?.());
+  };
+  await inBatches(ctx, 'catalogue', write, (columns, row, where) => {
+    columns.master_item_id = items.take(row.masterItemId, where);
+    columns.search_name = foldText(row.name as string);
+    columns.platform_key = (row.platform as string).toLowerCase();
+    columns.category_key = (row.category as string).toLowerCase();
   });
-  await loadSection(
-    ctx,
-    'catalogue',
-    async (row, n, where) => {
-      const columns = columnsFor(ctx, 'catalogue', row, where);
-      columns.master_item_id = items.take(row.masterItemId, where);
-      columns.search_name = foldText(row.name as string);
-      columns.platform_key = (row.platform as string).toLowerCase();
-      columns.category_key = (row.category as string).toLowerCase();
-      await batch.add(columns, n);
-    },
-    { perRow: false, afterRows: (n) => batch.flush(n) },
-  );
   await catalogue.finish(progress);
   return {
     existing,
@@ -85,8 +100,7 @@ export async function loadPrices(ctx: LoadContext, items: CatalogueIds): Promise
   const { trx, bulk, progress, input } = ctx;
   const priced = new Set<number>();
   const seenRecords = new Set<string>();
-  const fraction = sectionFraction(input.prices);
-  const batch = new Batch(async (rows, firstRow) => {
+  const write = async (rows: Row[], firstRow: number) => {
     const ids = [...new Set(rows.map((r) => r.master_item_id as number))];
     const known = await items.existing(ids);
     const missing = rows.findIndex((r) => !known.has(r.master_item_id as number));
@@ -99,22 +113,14 @@ export async function loadPrices(ctx: LoadContext, items: CatalogueIds): Promise
     if (dup >= 0) throw new DatasetError(`prices row ${firstRow + dup}: a price record for this masterItemId and scrapeDate already exists`);
     await bulk.insert('price_records', rows);
     for (const i of ids) priced.add(i);
-    progress.update(firstRow + rows.length - 1, fraction?.());
+  };
+  await inBatches(ctx, 'prices', write, (columns, _row, where) => {
+    const recordKey = `${String(columns.master_item_id)}@${String(columns.scrape_date)}`;
+    if (seenRecords.has(recordKey)) {
+      throw new DatasetError(`${where}: masterItemId ${String(columns.master_item_id)} has two records for ${String(columns.scrape_date)}`);
+    }
+    seenRecords.add(recordKey);
   });
-  await loadSection(
-    ctx,
-    'prices',
-    async (row, n, where) => {
-      const columns = columnsFor(ctx, 'prices', row, where);
-      const recordKey = `${String(columns.master_item_id)}@${String(columns.scrape_date)}`;
-      if (seenRecords.has(recordKey)) {
-        throw new DatasetError(`${where}: masterItemId ${String(columns.master_item_id)} has two records for ${String(columns.scrape_date)}`);
-      }
-      seenRecords.add(recordKey);
-      await batch.add(columns, n);
-    },
-    { perRow: false, afterRows: (n) => batch.flush(n) },
-  );
   seenRecords.clear();
   if (input.prices !== undefined) {
     // Its own section: on a large load this takes seconds, and a bar left at 100% looks stuck.
