@@ -66,6 +66,16 @@ export function rowProblem(section: DatasetSection, row: unknown): string | null
   return 'does not match the dataset format';
 }
 
+/** The columns columnsOf writes for `section`, in order. */
+export function storedColumns(section: DatasetSection): string[] {
+  return SCHEMAS[section].stored.map((f) => f.column);
+}
+
+/** Each field of `section` with the phrase a refusal of its value names. */
+export function fieldPhrases(section: DatasetSection): Array<[field: string, expected: string]> {
+  return SCHEMAS[section].fields.map((f) => [f.name, f.notes.expected]);
+}
+
 /**
  * The columns a checked row of `section` is stored as, one per stored field of the schema (named in
  * snake_case), every row of a section with the same columns: a field the row leaves out is null, or the
