@@ -11,7 +11,7 @@ const LAYERS = [
   ['cli'],
   ['server'],
   ['http'],
-  ['auth', 'services', 'export'],
+  ['auth', 'services', 'load', 'export'],
   ['metering', 'observability'],
   ['store'],
   ['demo', 'keys', 'csv'],
@@ -19,6 +19,11 @@ const LAYERS = [
   ['domain', 'errors', 'clock', 'deadline'],
 ];
 const MODULES = new Set(['server', 'config', 'clock', 'deadline']);
+// Folders of one layer that may import each other (madge still refuses any cycle between their modules):
+// the loader keeps the account and key rules by calling the services, and the demo seed and the price
+// import write through the loader.
+const PEERS = [['services', 'load']];
+const peersOf = (name) => PEERS.filter((group) => group.includes(name)).flat();
 // The deepest file: this many `../` climb from it to src/.
 const MAX_DEPTH = 5;
 
@@ -27,7 +32,7 @@ function layerBlocks() {
   const blocks = [];
   LAYERS.forEach((line, rank) => {
     for (const name of line) {
-      const above = LAYERS.slice(0, rank + 1).flat().filter((other) => other !== name);
+      const above = LAYERS.slice(0, rank + 1).flat().filter((other) => other !== name && !peersOf(name).includes(other));
       if (above.length === 0) continue;
       const message = `src/${name} may import only from layers below it (see LAYERS in eslint.config.js).`;
       // `up` is how many `../` climb from the file to src/ (0: the file sits in src/ itself).
@@ -61,9 +66,6 @@ export default tseslint.config(
     },
   },
   ...layerBlocks(),
-  // The dataset loader calls the account and key services, so it is not the store's: it is moving out of
-  // src/store to a folder of its own, whose place among the layers is set when it lands.
-  { files: ['src/store/load/**'], rules: { 'no-restricted-imports': 'off' } },
   // node:test's test() and describe() return promises that the runner itself awaits.
   { files: ['test/**/*.ts', 'clients/*/test/**/*.ts', 'examples/test/**/*.ts'], rules: { '@typescript-eslint/no-floating-promises': 'off' } },
   {

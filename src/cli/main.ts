@@ -6,7 +6,7 @@
 import { Command, CommanderError } from 'commander';
 import { InputError, NotFoundError } from '../errors/input-error.js';
 import { ConfigError } from '../config.js';
-import { DatasetError } from '../store/load/load-dataset.js';
+import { DatasetError } from '../load/load-dataset.js';
 import { accountsCreateCommand } from './commands/accounts/create.js';
 import { accountsLogCommand } from './commands/accounts/log.js';
 import { accountsSetPlanCommand } from './commands/accounts/set-plan.js';

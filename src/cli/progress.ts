@@ -11,7 +11,7 @@
  * and dropped if the work fails within them: a quick failure is a refusal (a bad row, a file that is not
  * CSV), and a refused command prints its one reason line and nothing else, like every other command.
  */
-import type { ProgressSink } from '../store/load/progress.js';
+import type { ProgressSink } from '../load/progress.js';
 
 /** The part of a stream the display uses; process.stderr in production, a collecting stub in tests. */
 export interface ProgressStream {

@@ -1,5 +1,5 @@
 /**
- * The columns of the CSV price export, in their order (data-api.md, note 3 under the endpoint table): every
+ * The columns of the CSV price export, in their order (docs/contract.md, "Values and data rules"): every
  * field of a price row, as /prices serves it. The CSV header and the order of each row's values, the order
  * the store selects a price row's columns in, the columns `shelfapi import prices` reads and the list the
  * OpenAPI document gives all come from this one list.

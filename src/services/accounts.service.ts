@@ -3,6 +3,7 @@
  * an account's email live here once, for every way an account is made (the CLI, `load`, the settings screen).
  */
 import type { Kysely } from 'kysely';
+import { isEmailAddress } from '../domain/email.js';
 import type { Store } from '../store/database.js';
 import type { Dialect } from '../store/dialect.js';
 import { findAccountByEmail, getAccount, insertAccount, setPlan, type AccountRecord } from '../store/repositories/account.repository.js';
@@ -14,7 +15,7 @@ import { recordSecurityEvent } from './security-log.js';
 
 /** Why `email` cannot be an account's email address, as a phrase ("must be ..."), or null when it can. */
 export function emailProblem(email: string): string | null {
-  return /^[^\s@]+@[^\s@]+$/.test(email) ? null : 'must be an email address';
+  return isEmailAddress(email) ? null : 'must be an email address';
 }
 
 /**
@@ -29,16 +30,39 @@ export async function assertEmailFree(db: Kysely<Database>, dialect: Dialect, em
 const PLAN_CHOICES = ['enthusiast', 'addon', 'none'];
 const STATUS_CHOICES = ['active', 'lapsed'];
 
-function planStatusFor(plan: string, planStatus: string | undefined): string | null {
-  if (!PLAN_CHOICES.includes(plan)) throw new InputError(`--plan must be one of ${PLAN_CHOICES.join(', ')}`);
+/** What the caller calls an account's plan and its status: the command line's options, or a file's fields. */
+export interface PlanFieldNames {
+  plan: string;
+  planStatus: string;
+}
+
+const OPTION_NAMES: PlanFieldNames = { plan: '--plan', planStatus: '--plan-status' };
+
+function planStatusFor(plan: string, planStatus: string | undefined, names: PlanFieldNames = OPTION_NAMES): string | null {
+  if (!PLAN_CHOICES.includes(plan)) throw new InputError(`${names.plan} must be one of ${PLAN_CHOICES.join(', ')}`);
   if (planStatus !== undefined && !STATUS_CHOICES.includes(planStatus)) {
-    throw new InputError(`--plan-status must be one of ${STATUS_CHOICES.join(', ')}`);
+    throw new InputError(`${names.planStatus} must be one of ${STATUS_CHOICES.join(', ')}`);
   }
   if (plan === 'none') {
-    if (planStatus !== undefined) throw new InputError('--plan-status does not apply to --plan none');
+    if (planStatus !== undefined) throw new InputError(`${names.planStatus} does not apply to ${names.plan} none`);
     return null;
   }
   return planStatus ?? 'active';
+}
+
+/**
+ * Writes a new account on `db`, which may be the caller's transaction (`load` writes a whole file in one),
+ * after the plan and email-in-use rules; the email's form is the caller's to check first. Returns its id.
+ */
+export async function addAccount(
+  db: Kysely<Database>,
+  dialect: Dialect,
+  input: { email: string; plan: string; planStatus?: string; createdAt: string },
+  names: PlanFieldNames = OPTION_NAMES,
+): Promise<number> {
+  const planStatus = planStatusFor(input.plan, input.planStatus, names);
+  await assertEmailFree(db, dialect, input.email);
+  return insertAccount(db, { email: input.email, plan: input.plan, planStatus, createdAt: input.createdAt });
 }
 
 export async function createAccount(
@@ -47,14 +71,8 @@ export async function createAccount(
 ): Promise<AccountRecord> {
   const problem = emailProblem(input.email);
   if (problem !== null) throw new InputError(`--email: ${JSON.stringify(input.email)} ${problem}`);
-  const planStatus = planStatusFor(input.plan, input.planStatus);
-  await assertEmailFree(store.db, store.dialect, input.email);
-  const id = await insertAccount(store.db, {
-    email: input.email,
-    plan: input.plan,
-    planStatus,
-    createdAt: new Date(input.now).toISOString(),
-  });
+  const { email, plan, planStatus } = input;
+  const id = await addAccount(store.db, store.dialect, { email, plan, planStatus, createdAt: new Date(input.now).toISOString() });
   return (await getAccount(store.db, id))!;
 }
 

@@ -2,8 +2,8 @@
 import { SCOPES } from '../domain/scopes.js';
 import { generateDemo, largeCollection } from '../demo/index.js';
 import type { Store } from '../store/database.js';
-import { loadDataset, type LoadResult } from '../store/load/load-dataset.js';
-import type { ProgressSink } from '../store/load/progress.js';
+import { loadDataset, type LoadResult } from '../load/load-dataset.js';
+import type { ProgressSink } from '../load/progress.js';
 import { InputError } from '../errors/input-error.js';
 
 export const DEFAULT_DEMO_ITEMS = 5000;

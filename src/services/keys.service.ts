@@ -15,12 +15,12 @@ import { dayOf } from '../metering/periods.js';
 import type { Store } from '../store/database.js';
 import { getAccount } from '../store/repositories/account.repository.js';
 import { getKey, insertKey, listKeys, revokeKey as markRevoked, updateKey, type KeyRecord } from '../store/repositories/api-key.repository.js';
-import { canonicalTimestamp } from '../store/load/field-checks.js';
+import { canonicalTimestamp } from '../domain/timestamps.js';
 import type { Database } from '../store/schema.js';
 import { withWriteTransaction } from '../store/write-transaction.js';
 import type { Actor } from './actor.js';
 import { InputError, NotFoundError } from '../errors/input-error.js';
-import { recordSecurityEvent } from './security-log.js';
+import { recordSecurityEvent, type NewSecurityEvent } from './security-log.js';
 import { utcMinute } from './time-text.js';
 
 export const KEY_NAME_MAX = 64;
@@ -151,25 +151,42 @@ export interface CreatedKey {
   record: KeyRecord;
 }
 
-/** Makes the key row, with no checks and no log line: createKey and rollKey decide and record. */
+/**
+ * Makes the key row, with no checks and no log line: createKey, rollKey and loadKey decide and record. The
+ * one place a key is generated and its hash stored.
+ */
 async function makeKey(
   db: Kysely<Database>,
-  input: { accountId: number; name: string; scopes: readonly string[]; expiresAt: string | null; now: number; keyPrefix: string },
+  input: { accountId: number; name: string; scopes: readonly string[]; expiresAt: string | null; now: number; keyPrefix: string; revoked?: boolean },
 ): Promise<CreatedKey> {
   const key = generateKey(input.keyPrefix);
+  const createdAt = new Date(input.now).toISOString();
   const id = await insertKey(db, {
     accountId: input.accountId,
     name: input.name,
     keyHash: hashKey(key),
     lastFour: lastFour(key),
     scopes: input.scopes,
-    createdAt: new Date(input.now).toISOString(),
+    createdAt,
     expiresAt: input.expiresAt,
-    revokedAt: null,
+    revokedAt: input.revoked === true ? createdAt : null,
   });
   const record = await getKey(db, id);
   if (!record) throw new Error(`key ${id} vanished after insert`);
   return { id, key, record };
+}
+
+/**
+ * A key as a dataset file describes it (`load`, `seed`), written on the caller's transaction `db`. The name
+ * rule holds; the rules for a key made today do not (an active plan, the live-key limit, at least one scope,
+ * an expiry in the future), as a file may describe an account's past, and it goes to no security log.
+ * Scopes are stored once each, in the file's order.
+ */
+export async function loadKey(
+  db: Kysely<Database>,
+  input: { accountId: number; name: string; scopes: readonly string[]; expiresAt: string | null; revoked: boolean; now: number; keyPrefix: string },
+): Promise<CreatedKey> {
+  return makeKey(db, { ...input, name: validateKeyName(input.name), scopes: [...new Set(input.scopes)] });
 }
 
 const eventKey = (record: KeyRecord, keyPrefix: string) => ({ id: record.id, name: record.name, hint: keyHint(keyPrefix, record.lastFour) });
@@ -268,6 +285,18 @@ export async function rollKey(
   });
 }
 
+/** Writes a change of a key with its line in the security log, and returns the key as it now is. */
+async function updateLogged(
+  db: Kysely<Database>,
+  key: KeyRecord,
+  changes: Parameters<typeof updateKey>[2],
+  event: NewSecurityEvent,
+): Promise<KeyRecord> {
+  await updateKey(db, key.id, changes);
+  await recordSecurityEvent(db, event);
+  return findKey(db, key.id, undefined);
+}
+
 export async function renameKey(
   store: Store,
   input: { keyId: number; accountId?: number; name: string; now: number; keyPrefix: string; actor: Actor },
@@ -277,8 +306,7 @@ export async function renameKey(
     requireWorking(key, input.now);
     if (key.name === name) return key;
     if (isLiveKey(key, input.now)) requireFreeName(await liveKeys(db, accountId, input.now, key.id), name);
-    await updateKey(db, key.id, { name });
-    await recordSecurityEvent(db, {
+    return updateLogged(db, key, { name }, {
       accountId,
       kind: 'key_renamed',
       actor: input.actor,
@@ -286,7 +314,6 @@ export async function renameKey(
       key: { id: key.id, name, hint: keyHint(input.keyPrefix, key.lastFour) },
       detail: `renamed from "${key.name}" to "${name}"`,
     });
-    return findKey(db, key.id, undefined);
   });
 }
 
@@ -298,8 +325,7 @@ export async function setKeyScopes(
   return changeKey(store, input, async (db, key, accountId) => {
     requireWorking(key, input.now);
     if (key.scopes.join(' ') === scopes.join(' ')) return key;
-    await updateKey(db, key.id, { scopes });
-    await recordSecurityEvent(db, {
+    return updateLogged(db, key, { scopes }, {
       accountId,
       kind: 'key_scopes_changed',
       actor: input.actor,
@@ -307,7 +333,6 @@ export async function setKeyScopes(
       key: eventKey(key, input.keyPrefix),
       detail: `scopes from ${describeScopes(key.scopes)} to ${describeScopes(scopes)}`,
     });
-    return findKey(db, key.id, undefined);
   });
 }
 

@@ -14,7 +14,7 @@ import { after, before, describe, test, type TestContext } from 'node:test';
 import pg from 'pg';
 import { SCOPES } from '../../src/domain/scopes.js';
 import { migrateToLatest, openStore } from '../../src/store/database.js';
-import { loadDataset } from '../../src/store/load/load-dataset.js';
+import { loadDataset } from '../../src/load/load-dataset.js';
 import { startPrivatePostgres, startPrivateRedis, type PrivatePostgres, type PrivateRedis } from '../helpers/private-services.js';
 import { startServerProcess, waitFor, type ServerProcess } from '../helpers/server-process.js';
 import { freshPostgresSchema, TEST_REDIS_URL } from '../helpers/test-app.js';

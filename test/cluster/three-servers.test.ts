@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { SCOPES } from '../../src/domain/scopes.js';
 import { migrateToLatest, openStore } from '../../src/store/database.js';
-import { loadDataset } from '../../src/store/load/load-dataset.js';
+import { loadDataset } from '../../src/load/load-dataset.js';
 import { runCli, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 import { freshPostgresSchema, TEST_REDIS_URL } from '../helpers/test-app.js';
 

@@ -24,7 +24,7 @@ import pg from 'pg';
 import { Cluster, Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { migrateTo, migrateToLatest, openStore, type Store } from '../../src/store/database.js';
-import { loadDataset, type LoadResult } from '../../src/store/load/load-dataset.js';
+import { loadDataset, type LoadResult } from '../../src/load/load-dataset.js';
 import { FIXTURE_NOW, fixture } from './fixture.js';
 import { assertNoKeysLogged, assertNoServerErrors, LogCapture } from './log-capture.js';
 import { KEY_PATTERN } from '../../src/keys/api-key.js';

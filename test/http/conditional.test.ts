@@ -4,7 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { loadDataset } from '../../src/store/load/load-dataset.js';
+import { loadDataset } from '../../src/load/load-dataset.js';
 import { createTestContext, V1, type TestContext } from '../helpers/test-app.js';
 
 const STRONG_TAG = /^"[A-Za-z0-9_-]{16,}"$/;

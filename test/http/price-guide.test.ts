@@ -14,7 +14,7 @@ import { importPrices } from '../../src/services/price-import.service.js';
 import { csvChunks } from '../../src/csv/csv-chunks.js';
 import { generateDemo } from '../../src/demo/index.js';
 import { openStore } from '../../src/store/database.js';
-import { loadDataset } from '../../src/store/load/load-dataset.js';
+import { loadDataset } from '../../src/load/load-dataset.js';
 import { EXPORT_COLUMNS, exportPriceBatches } from '../../src/store/repositories/price-export.js';
 import { createTestContext, V1, type TestContext } from '../helpers/test-app.js';
 import { FIXTURE_NOW } from '../helpers/fixture.js';

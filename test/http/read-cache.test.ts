@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { importPrices } from '../../src/services/price-import.service.js';
 import { openStore, type Store } from '../../src/store/database.js';
-import { loadDataset } from '../../src/store/load/load-dataset.js';
+import { loadDataset } from '../../src/load/load-dataset.js';
 import { createTestContext, V1, type TestContext } from '../helpers/test-app.js';
 
 describe('cached totals and values follow every data write', () => {

@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { loadConfig } from '../../src/config.js';
 import { SCOPES } from '../../src/domain/scopes.js';
-import { loadDataset } from '../../src/store/load/load-dataset.js';
+import { loadDataset } from '../../src/load/load-dataset.js';
 import { launchChromium } from '../helpers/chromium.js';
 import { ROOT, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 import { openTestStore } from '../helpers/test-app.js';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openStore, type Store } from '../../src/store/database.js';
-import { loadDataset } from '../../src/store/load/load-dataset.js';
+import { loadDataset } from '../../src/load/load-dataset.js';
 import { body, expectedCatalogueIds, publishedItems, resourceDataset, type CatalogueItemBody, type ListBody, type PriceRowBody } from '../helpers/resource-fixtures.js';
 import { createTestContext, V1, type TestContext } from '../helpers/test-app.js';
 

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { PostgresMeter } from '../../src/metering/postgres-meter.js';
-import { loadDataset } from '../../src/store/load/load-dataset.js';
+import { loadDataset } from '../../src/load/load-dataset.js';
 import { fixture, FIXTURE_NOW } from '../helpers/fixture.js';
 import { openTestStore, TEST_STORE } from '../helpers/test-app.js';
 

@@ -10,7 +10,7 @@ import { dayOf } from '../../src/metering/periods.js';
 import { RedisUsageStats } from '../../src/metering/redis-usage-stats.js';
 import type { UsageStats } from '../../src/metering/usage-stats.js';
 import type { Store } from '../../src/store/database.js';
-import { loadDataset, type LoadResult } from '../../src/store/load/load-dataset.js';
+import { loadDataset, type LoadResult } from '../../src/load/load-dataset.js';
 import { keyByHashQuery } from '../../src/store/repositories/api-key.repository.js';
 import { hashKey } from '../../src/keys/api-key.js';
 import { fixture } from '../helpers/fixture.js';

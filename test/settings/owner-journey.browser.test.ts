@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { KEY_PATTERN } from '../../src/keys/api-key.js';
-import { loadDataset } from '../../src/store/load/load-dataset.js';
+import { loadDataset } from '../../src/load/load-dataset.js';
 import { launchChromium } from '../helpers/chromium.js';
 import { freePort, ROOT, runCli, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 import { openTestStore } from '../helpers/test-app.js';

@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import { sql } from 'kysely';
 import { importPrices } from '../../src/services/price-import.service.js';
 import type { Store } from '../../src/store/database.js';
-import { loadDataset } from '../../src/store/load/load-dataset.js';
+import { loadDataset } from '../../src/load/load-dataset.js';
 import { FIXTURE_NOW } from '../helpers/fixture.js';
 import { tableCounts } from '../helpers/cli-helpers.js';
 import { openTestStore } from '../helpers/test-app.js';

@@ -10,7 +10,7 @@ import { InputError } from '../../src/errors/input-error.js';
 import { importPrices, type ImportResult } from '../../src/services/price-import.service.js';
 import { EXPORT_COLUMNS as CSV_COLUMNS } from '../../src/store/repositories/price-export.js';
 import type { Store } from '../../src/store/database.js';
-import { loadDataset } from '../../src/store/load/load-dataset.js';
+import { loadDataset } from '../../src/load/load-dataset.js';
 import { createTestContext, V1, type TestContext } from '../helpers/test-app.js';
 import { fixture } from '../helpers/fixture.js';
 import { assertRefused, chunks, parseJsonOutput, runCli, tableCounts, tempDir } from '../helpers/cli-helpers.js';

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Dataset, DatasetCatalogueItem, DatasetPrice } from '../../src/domain/dataset.js';
 import type { Store } from '../../src/store/database.js';
 import { hotQueries } from '../../src/store/hot-queries.js';
-import { loadDataset } from '../../src/store/load/load-dataset.js';
+import { loadDataset } from '../../src/load/load-dataset.js';
 import { listCatalogue, type ItemFilters } from '../../src/store/repositories/catalogue.repository.js';
 import type { PageRequest } from '../../src/store/repositories/page.js';
 import { listPrices } from '../../src/store/repositories/price.repository.js';

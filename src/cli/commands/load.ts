@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { Command } from 'commander';
 import { InputError } from '../../errors/input-error.js';
-import { loadDataset } from '../../store/load/load-dataset.js';
+import { loadDataset } from '../../load/load-dataset.js';
 import { print, printJson, withStore } from '../context.js';
 import { withProgress } from '../progress.js';
 

@@ -5,15 +5,12 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Dialect } from '../dialect.js';
+import { SQLITE_FTS_INSERT_TRIGGER } from '../search-triggers.js';
 
 // Migrations must not depend on the current schema type, which moves on with later migrations: Kysely's
 // documented pattern is Kysely<any> here, and only here.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyDb = Kysely<any>;
-
-/** Also used by bulk loads, which drop it for the load and index each batch at once (src/store/load). */
-export const SQLITE_FTS_INSERT_TRIGGER = `create trigger catalogue_fts_insert after insert on catalogue_items begin
-            insert into catalogue_fts(rowid, search_name) values (new.master_item_id, new.search_name); end`;
 
 export function initialMigration(dialect: Dialect) {
   const pg = dialect === 'postgres';

@@ -9,10 +9,10 @@ import { pipeline } from 'node:stream/promises';
 import { sql, type Kysely } from 'kysely';
 import { from as copyFrom } from 'pg-copy-streams';
 import type pg from 'pg';
-import type { Store } from '../database.js';
-import { SQLITE_FTS_INSERT_TRIGGER } from '../migrations/0001-initial.js';
-import type { Database } from '../schema.js';
-import { copyClientOf } from '../write-transaction.js';
+import type { Store } from '../store/database.js';
+import type { Database } from '../store/schema.js';
+import { SQLITE_FTS_INSERT_TRIGGER } from '../store/search-triggers.js';
+import { copyClientOf } from '../store/write-transaction.js';
 import { step, type ProgressSink } from './progress.js';
 
 export type Row = Record<string, string | number | null>;
