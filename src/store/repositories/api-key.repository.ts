@@ -12,9 +12,11 @@ export interface KeyWithAccount {
   retiresAt: string | null;
   plan: string;
   planStatus: string | null;
+  /** The account's access version read in the same statement (migration 0008): the row is current while it is. */
+  accessVersion: number;
 }
 
-/** The one lookup of every request: the key by its hash, with its account's plan (checked each time). */
+/** The key by its hash, with its account's plan: every request's lookup unless a server holds it (src/auth/principal-cache.ts). */
 export function keyByHashQuery(db: Kysely<Database>, keyHash: string) {
   return db
     .selectFrom('api_keys as k')
@@ -28,8 +30,14 @@ export function keyByHashQuery(db: Kysely<Database>, keyHash: string) {
       'k.retires_at as retiresAt',
       'a.plan as plan',
       'a.plan_status as planStatus',
+      'a.access_version as accessVersion',
     ])
     .where('k.key_hash', '=', keyHash);
+}
+
+/** The account's access version, by primary key: what a request checks a principal held in memory against. */
+export function accessVersionQuery(db: Kysely<Database>, accountId: number) {
+  return db.selectFrom('accounts').select('access_version as accessVersion').where('id', '=', accountId);
 }
 
 export interface KeyRecord {
