@@ -8,7 +8,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
+import { PrincipalCache } from '../../src/auth/principal-cache.js';
 import { buildApp, type App } from '../../src/http/app.js';
+import { hashKey } from '../../src/keys/api-key.js';
 import { PostgresMeter } from '../../src/metering/postgres-meter.js';
 import { SqliteMeter } from '../../src/metering/sqlite-meter.js';
 import type { Meter } from '../../src/metering/meter.js';
@@ -16,6 +18,8 @@ import { changePlan } from '../../src/services/accounts.service.js';
 import { OPERATOR } from '../../src/services/actor.js';
 import { revokeKey, rollKey, setKeyScopes } from '../../src/services/keys.service.js';
 import { migrateToLatest, openStore, type Store } from '../../src/store/database.js';
+import { hotQueries } from '../../src/store/hot-queries.js';
+import { loadDataset } from '../../src/store/load/load-dataset.js';
 import { insertAccount } from '../../src/store/repositories/account.repository.js';
 import { insertKey } from '../../src/store/repositories/api-key.repository.js';
 import { createTestContext, openTestStore, type TestContext } from '../helpers/test-app.js';
@@ -147,6 +151,34 @@ describe('migration 0008 on a store that already holds accounts and keys', () =>
       assert.equal(await version(), 3);
     } finally {
       await old.close();
+    }
+  });
+});
+
+describe('the number of principals a server holds', () => {
+  test('stays at its bound, the longest held going first, and every key still answers as the store says', async () => {
+    const t = await openTestStore();
+    try {
+      const loaded = await loadDataset(
+        t.store,
+        {
+          accounts: [{ ref: 'a', email: 'a@example.com', plan: 'enthusiast' }],
+          keys: ['k1', 'k2', 'k3'].map((ref) => ({ ref, account: 'a', name: ref, scopes: ['catalogue:read'] })),
+        },
+        { keyPrefix: 'shelf', now: Date.now() },
+      );
+      const cache = new PrincipalCache(hotQueries(t.store), 2);
+      for (const round of [1, 2]) {
+        for (const ref of ['k1', 'k2', 'k3']) {
+          const row = await cache.find(hashKey(loaded.keys[ref]!));
+          assert.equal(row?.accountId, loaded.accounts.a, `${ref}, round ${round}`);
+          assert.ok(cache.size <= 2);
+        }
+      }
+      assert.equal(await cache.find(hashKey(`${loaded.keys.k1!.slice(0, -1)}x`)), undefined, 'an unknown key is not found');
+      assert.equal(cache.size, 2, 'nor held');
+    } finally {
+      await t.close();
     }
   });
 });
