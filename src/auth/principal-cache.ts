@@ -10,11 +10,9 @@
  * Fails closed: when the version cannot be read, the error goes up (503) and nothing is served from memory.
  * Unknown keys are not held: a key made later is found by the next lookup, and guessed keys fill nothing.
  *
- * One case it does not see: no code deletes accounts, but if one were deleted by hand and a new account then
- * took its id (SQLite reuses the highest rowid) while still at the old account's version, a server that
- * held a key of the old account and saw no request for it in between would take that key as the new
- * account's. The check is a primary-key read of accounts alone because any join with api_keys is at the
- * mercy of its planner statistics (see docs/performance.md).
+ * The check is a primary-key read of accounts alone: any join with api_keys is at the mercy of its planner
+ * statistics (docs/performance.md). A deleted key bumps its account; a deleted account's id, if reused,
+ * starts above every version the deleted one had (migration 0008).
  */
 import type { KeyWithAccount } from '../store/repositories/api-key.repository.js';
 

@@ -155,6 +155,30 @@ describe('migration 0008 on a store that already holds accounts and keys', () =>
   });
 });
 
+describe('an account deleted by hand and its id given to a new account', () => {
+  test('a key of the deleted account held in memory is not taken as the new account\'s', async () => {
+    const t = await openTestStore();
+    try {
+      const loaded = await loadDataset(
+        t.store,
+        { accounts: [{ ref: 'gone', email: 'gone@example.com', plan: 'enthusiast' }], keys: [{ ref: 'gone', account: 'gone', name: 'k', scopes: ['catalogue:read'] }] },
+        { keyPrefix: 'shelf', now: Date.now() },
+      );
+      const accountId = loaded.accounts.gone!;
+      const hash = hashKey(loaded.keys.gone!);
+      const cache = new PrincipalCache(hotQueries(t.store));
+      assert.equal((await cache.find(hash))?.accountId, accountId);
+      // No code deletes accounts; by hand, with nothing asked of this server in between.
+      await t.store.db.deleteFrom('api_keys').where('account_id', '=', accountId).execute();
+      await t.store.db.deleteFrom('accounts').where('id', '=', accountId).execute();
+      await insertAccount(t.store.db, { id: accountId, email: 'new@example.com', plan: 'enthusiast', planStatus: 'active', createdAt: '2026-01-01T00:00:00.000Z' });
+      assert.equal(await cache.find(hash), undefined, 'the deleted key is not found');
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('the number of principals a server holds', () => {
   test('stays at its bound, the longest held going first, and every key still answers as the store says', async () => {
     const t = await openTestStore();
