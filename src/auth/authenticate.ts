@@ -1,6 +1,7 @@
 /**
  * Steps 2 and 3 of the request pipeline: find the key in exactly one header, refuse malformed keys before
- * any lookup, then check the key and its account's plan against the store on every request, so a revoke
+ * any lookup, then check the key and its account's plan as the store has them on every request (through
+ * `findKey`, which may hold rows while the store says they are current: principal-cache.ts), so a revoke
  * or a lapsed plan takes effect on the very next request on every server.
  */
 import { isScope, PLANS, type Plan, type PlanLimits, type Scope } from '../domain/scopes.js';
@@ -73,17 +74,40 @@ export function presentedKey(rawHeaders: readonly string[]): string {
   throw unauthorized('An API key is required: send "Authorization: Bearer <API_KEY>" or "X-API-Key: <API_KEY>".');
 }
 
+/** What authenticate derives from a key's row, once per row object: a row held in memory is checked often. */
+interface ParsedRow {
+  scopes: ReadonlySet<Scope>;
+  expiresAtMs: number | null;
+  retiresAtMs: number | null;
+}
+
+const parsedRows = new WeakMap<KeyWithAccount, ParsedRow>();
+
+function parsedRow(row: KeyWithAccount): ParsedRow {
+  let parsed = parsedRows.get(row);
+  if (parsed === undefined) {
+    parsed = {
+      scopes: new Set(row.scopes.split(' ').filter(isScope)),
+      expiresAtMs: row.expiresAt === null ? null : Date.parse(row.expiresAt),
+      retiresAtMs: row.retiresAt === null ? null : Date.parse(row.retiresAt),
+    };
+    parsedRows.set(row, parsed);
+  }
+  return parsed;
+}
+
 export async function authenticate(rawHeaders: readonly string[], now: number, deps: AuthDeps): Promise<Principal> {
   const key = presentedKey(rawHeaders);
   if (!isWellFormedKey(key, deps.keyPrefix)) throw unauthorized('The API key is not valid.');
   const row = await deps.findKey(hashKey(key));
   if (!row) throw unauthorized('The API key is not valid.');
   const refuse = (code: 'unauthorized' | 'forbidden', message: string) => new RefusedKeyError(row.keyId, row.accountId, code, message);
+  const parsed = parsedRow(row);
   // A rolled key stops at its stop time by this comparison alone: no job has to run at that time.
-  if (row.revokedAt !== null || (row.retiresAt !== null && Date.parse(row.retiresAt) <= now)) {
+  if (row.revokedAt !== null || (parsed.retiresAtMs !== null && parsed.retiresAtMs <= now)) {
     throw refuse('unauthorized', 'The API key has been revoked.');
   }
-  if (row.expiresAt !== null && Date.parse(row.expiresAt) <= now) throw refuse('unauthorized', 'The API key has expired.');
+  if (parsed.expiresAtMs !== null && parsed.expiresAtMs <= now) throw refuse('unauthorized', 'The API key has expired.');
   if (row.planStatus !== 'active' || !(PLANS as readonly string[]).includes(row.plan)) {
     throw refuse('forbidden', 'Developer API access is not active on this account.');
   }
@@ -92,7 +116,7 @@ export async function authenticate(rawHeaders: readonly string[], now: number, d
     keyId: row.keyId,
     accountId: row.accountId,
     plan,
-    scopes: new Set(row.scopes.split(' ').filter(isScope)),
+    scopes: parsed.scopes,
     limits: deps.planLimits[plan],
   };
 }

@@ -3,7 +3,7 @@
  * characters (256 bits from the CSPRNG); the checksum is CRC-32 of everything before it in 6 base62 digits,
  * so a mistyped or invented key is refused before any store lookup and secret scanners can recognise one.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -52,7 +52,8 @@ export function isWellFormedKey(key: string, prefix: string): boolean {
 }
 
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  // One call, no Hash object: every request hashes its key, and this is 2-3x cheaper than createHash.
+  return hash('sha256', key, 'hex');
 }
 
 export function lastFour(key: string): string {

@@ -11,6 +11,8 @@ export interface AccountsTable {
   plan: string; // 'enthusiast' | 'addon' | 'none'
   plan_status: string | null; // 'active' | 'lapsed', null with plan 'none'
   created_at: string;
+  /** Bumped by triggers whenever a key lookup's answer for the account changes (migration 0008). */
+  access_version: Generated<number>;
 }
 
 export interface ApiKeysTable {

@@ -17,6 +17,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { authenticate, RefusedKeyError, type Principal } from '../../auth/authenticate.js';
+import { PrincipalCache } from '../../auth/principal-cache.js';
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import { DeadlineExceededError, REQUEST_DEADLINE_MS, settleBy } from '../../deadline.js';
@@ -122,6 +123,7 @@ function toApiError(error: unknown, request: FastifyRequest, metrics: Metrics): 
 export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
   const { config, meter, clock, queries, metrics, stats } = deps;
   let draining = false;
+  const principals = new PrincipalCache(queries);
 
   /** Steps 1 to 3: method (405), key (401), plan (403). */
   async function methodKeyAndPlan(request: FastifyRequest): Promise<Principal> {
@@ -131,7 +133,7 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
       });
     }
     return authenticate(request.raw.rawHeaders, clock.now(), {
-      findKey: queries.keyByHash,
+      findKey: principals.find,
       keyPrefix: config.keyPrefix,
       planLimits: config.planLimits,
     });

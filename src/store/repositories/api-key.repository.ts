@@ -12,24 +12,38 @@ export interface KeyWithAccount {
   retiresAt: string | null;
   plan: string;
   planStatus: string | null;
+  /** The account's access version read in the same statement (migration 0008): the row is current while it is. */
+  accessVersion: number;
 }
 
-/** The one lookup of every request: the key by its hash, with its account's plan (checked each time). */
+/**
+ * The key by its hash, with its account's plan: every request's lookup unless a server holds it
+ * (src/auth/principal-cache.ts). The account's columns come from scalar subqueries by primary key, not a
+ * join: with a join SQLite scans api_keys whenever its statistics were taken while the table held only a
+ * few keys (as after `seed`), and even with fresh statistics the join cost 22-25 us against 8-10 us here.
+ * One statement either way, so the row and its access version are one snapshot.
+ */
 export function keyByHashQuery(db: Kysely<Database>, keyHash: string) {
   return db
     .selectFrom('api_keys as k')
-    .innerJoin('accounts as a', 'a.id', 'k.account_id')
-    .select([
+    .select((eb) => [
       'k.id as keyId',
       'k.account_id as accountId',
       'k.scopes as scopes',
       'k.expires_at as expiresAt',
       'k.revoked_at as revokedAt',
       'k.retires_at as retiresAt',
-      'a.plan as plan',
-      'a.plan_status as planStatus',
+      eb.selectFrom('accounts as a').select('a.plan').whereRef('a.id', '=', 'k.account_id').as('plan'),
+      eb.selectFrom('accounts as a').select('a.plan_status').whereRef('a.id', '=', 'k.account_id').as('planStatus'),
+      eb.selectFrom('accounts as a').select('a.access_version').whereRef('a.id', '=', 'k.account_id').as('accessVersion'),
     ])
-    .where('k.key_hash', '=', keyHash);
+    .where('k.key_hash', '=', keyHash)
+    .$castTo<KeyWithAccount>();
+}
+
+/** The account's access version, by primary key: what a request checks a principal held in memory against. */
+export function accessVersionQuery(db: Kysely<Database>, accountId: number) {
+  return db.selectFrom('accounts').select('access_version as accessVersion').where('id', '=', accountId);
 }
 
 export interface KeyRecord {
