@@ -19,7 +19,7 @@ import { OPERATOR } from '../../src/services/actor.js';
 import { revokeKey, rollKey, setKeyScopes } from '../../src/services/keys.service.js';
 import { migrateToLatest, openStore, type Store } from '../../src/store/database.js';
 import { hotQueries } from '../../src/store/hot-queries.js';
-import { loadDataset } from '../../src/store/load/load-dataset.js';
+import { loadDataset } from '../../src/load/load-dataset.js';
 import { insertAccount } from '../../src/store/repositories/account.repository.js';
 import { insertKey } from '../../src/store/repositories/api-key.repository.js';
 import { createTestContext, openTestStore, type TestContext } from '../helpers/test-app.js';
