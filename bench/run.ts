@@ -9,8 +9,8 @@
  * filtered by a platform), and reports rows per second, the server's peak RSS and its event-loop delay.
  * Results go to bench/results/*.json and a table to docs/performance.md.
  *
- * Data is generated once per size and kept under bench/.data (SQLite) and in the database
- * shelfapi_bench_<items> (PostgreSQL); delete them to start over.
+ * Data is generated once per size (items and accounts) and kept under bench/.data (SQLite) and in the database
+ * shelfapi_bench_<items>_<accounts> (PostgreSQL); delete them to start over.
  */
 import { execFile, execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -31,7 +31,8 @@ const ONLY = process.env.BENCH_ONLY ?? '';
 /** Comma-separated stores to run (sqlite, postgres); both by default. */
 const STORES = (process.env.BENCH_STORES ?? 'sqlite,postgres').split(',');
 const CONNECTIONS = 50;
-const BENCH_ACCOUNTS = 200;
+/** Accounts with a key each, picked at random per request: enough that no per-server cache holds them all cheaply. */
+const BENCH_ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 10_000);
 const PG_ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 // Limits far above what the machine can serve: the benchmark measures throughput, not refusals.
@@ -84,7 +85,7 @@ function cli(args: string[], env: Record<string, string>): string {
 
 /** Seeds the store once (demo catalogue + collector) and adds bench accounts with a key each. */
 function prepareData(label: string, databaseUrl: string): Keys {
-  const marker = join(DATA, `${label}-${ITEMS}.keys.json`);
+  const marker = join(DATA, `${label}-${ITEMS}-${BENCH_ACCOUNTS}.keys.json`);
   if (existsSync(marker)) return JSON.parse(readFileSync(marker, 'utf8')) as Keys;
   const started = Date.now();
   log(`${label}: seeding ${ITEMS.toLocaleString('en-US')} items (once; kept for later runs)`);
@@ -112,7 +113,7 @@ function prepareData(label: string, databaseUrl: string): Keys {
 }
 
 async function preparePostgres(): Promise<string> {
-  const name = `shelfapi_bench_${ITEMS}`;
+  const name = `shelfapi_bench_${ITEMS}_${BENCH_ACCOUNTS}`;
   const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
   await admin.connect();
   const exists = await admin.query('select 1 from pg_database where datname = $1', [name]);
@@ -543,7 +544,7 @@ async function main(): Promise<void> {
   log('building');
   execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
 
-  const sqliteUrl = join(DATA, `bench-${ITEMS}.sqlite`);
+  const sqliteUrl = join(DATA, `bench-${ITEMS}-${BENCH_ACCOUNTS}.sqlite`);
   const pgUrl = STORES.includes('postgres') ? await preparePostgres() : '';
   const urls: Record<'sqlite' | 'postgres', string> = { sqlite: sqliteUrl, postgres: pgUrl };
   const keysByStore: Partial<Record<'sqlite' | 'postgres', Keys>> = {};
