@@ -14,10 +14,9 @@ import { connectRedis, redisReady, type RedisTarget, type ScriptedRedis } from '
 import {
   BufferedUsageStats,
   daysBetween,
-  isOutcome,
+  outcomesByDay,
   REJECTIONS_KEPT,
   StatsWriteError,
-  zeroCounts,
   type DayOutcomes,
   type LastUse,
   type Rejection,
@@ -109,15 +108,12 @@ export class RedisUsageStats extends BufferedUsageStats {
     const pipeline = this.redis.pipeline();
     for (const day of days) pipeline.hgetall(this.key(accountId, 'out', keyId, day));
     const results = (await pipeline.exec()) ?? [];
-    return days.map((day, i) => {
+    const stored = days.flatMap((day, i) => {
       const [error, value] = results[i] ?? [new Error('missing reply'), null];
       if (error) throw error;
-      const counts = zeroCounts();
-      for (const [outcome, n] of Object.entries((value ?? {}) as Record<string, string>)) {
-        if (isOutcome(outcome)) counts[outcome] = Number(n);
-      }
-      return { day, counts };
+      return Object.entries((value ?? {}) as Record<string, string>).map(([outcome, n]) => ({ day, outcome, requests: Number(n) }));
     });
+    return outcomesByDay(sinceDay, untilDay, stored);
   }
 
   async recentRejections(accountId: number, keyId: number): Promise<Rejection[]> {

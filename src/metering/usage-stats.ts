@@ -9,6 +9,8 @@
  * REDIS_CLUSTER_URLS is set (redis-usage-stats.ts). Reads take the account id first: in Redis one account's statistics share a hash
  * slot, so that they can live on a Redis Cluster next to its meter.
  */
+import type { Selectable } from 'kysely';
+import type { KeyRejectionsTable } from '../store/schema.js';
 import { dayOf } from './periods.js';
 
 export const OUTCOMES = [
@@ -29,16 +31,11 @@ export const FLUSH_DELAY_MS = 500;
 /** Records held at most while the store cannot be written; past this, the oldest are dropped. */
 export const MAX_HELD_RECORDS = 100_000;
 
-export interface Rejection {
-  at: string;
-  method: string;
-  /** The path without its query string. */
-  path: string;
-  status: number;
-  error: string;
-  message: string;
-  requestId: string;
-}
+/**
+ * A rejected request as an owner sees it: the stored row (key_rejections) without its id and key, the
+ * request id in camelCase. Its path is without the query string.
+ */
+export type Rejection = Omit<Selectable<KeyRejectionsTable>, 'id' | 'key_id' | 'request_id'> & { requestId: string };
 
 export interface LastUse {
   at: string;
@@ -88,6 +85,16 @@ export function zeroCounts(): OutcomeCounts {
 
 export function isOutcome(value: string): value is Outcome {
   return (OUTCOMES as readonly string[]).includes(value);
+}
+
+/** Every day from sinceDay to untilDay, newest first, with the counts stored for it (zero where none is). */
+export function outcomesByDay(sinceDay: string, untilDay: string, stored: Iterable<{ day: string; outcome: string; requests: number }>): DayOutcomes[] {
+  const days = new Map(daysBetween(sinceDay, untilDay).map((day) => [day, zeroCounts()]));
+  for (const row of stored) {
+    const counts = days.get(row.day);
+    if (counts && isOutcome(row.outcome)) counts[row.outcome] += row.requests;
+  }
+  return [...days].map(([day, counts]) => ({ day, counts }));
 }
 
 /** The days from sinceDay to untilDay, newest first. */
