@@ -96,10 +96,11 @@ export class RedisUsageStats extends BufferedUsageStats {
       if (results === null || failed) throw failed?.[0] ?? new Error('Redis pipeline was not run');
     }));
     const failures = settled.flatMap((outcome, i) => (outcome.status === 'rejected' ? [{ id: ids[i] ?? 0, reason: outcome.reason as unknown }] : []));
-    if (failures.length === 0) return;
+    const [first] = failures;
+    if (first === undefined) return;
     // One Redis: the whole flush failed. A cluster: only the accounts whose pipeline failed.
-    const accounts = this.redis instanceof Cluster ? new Set(failures.map((f) => f.id)) : null;
-    throw new StatsWriteError(failures[0]?.reason, accounts);
+    if (!(this.redis instanceof Cluster)) throw first.reason;
+    throw new StatsWriteError(first.reason, new Set(failures.map((f) => f.id)));
   }
 
   async keyOutcomes(accountId: number, keyId: number, sinceDay: string, untilDay: string): Promise<DayOutcomes[]> {

@@ -170,12 +170,12 @@ export function summarize(records: readonly RequestRecord[]): StatsBatch {
 
 /**
  * A flush that failed for some accounts only (a Redis Cluster with one master away): the others' records
- * were written and must not be written again. `accounts` null: nothing was written.
+ * were written and must not be written again. Any other error: nothing was written.
  */
 export class StatsWriteError extends Error {
   constructor(
     cause: unknown,
-    readonly accounts: ReadonlySet<number> | null,
+    readonly accounts: ReadonlySet<number>,
   ) {
     super(cause instanceof Error ? cause.message : 'the statistics could not be written', { cause });
   }
