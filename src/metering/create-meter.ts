@@ -6,11 +6,12 @@ import type { Config } from '../config.js';
 import type { Store } from '../store/database.js';
 import type { Meter } from './meter.js';
 import { PostgresMeter } from './postgres-meter.js';
+import { redisTargetOf } from './redis-client.js';
 import { RedisMeter } from './redis-meter.js';
 import { SqliteMeter } from './sqlite-meter.js';
 
 export async function createMeter(config: Readonly<Config>, store: Store): Promise<Meter> {
-  const target = config.redisUrl ?? (config.redisClusterUrls === null ? null : { cluster: [...config.redisClusterUrls] });
+  const target = redisTargetOf(config);
   if (target !== null) {
     const meter = new RedisMeter(target, { prefix: config.redisKeyPrefix });
     await meter.ready();

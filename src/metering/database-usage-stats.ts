@@ -12,17 +12,7 @@ import type SqliteDatabase from 'better-sqlite3';
 import { sql, type Compilable, type Kysely } from 'kysely';
 import type { Store } from '../store/database.js';
 import type { Database } from '../store/schema.js';
-import {
-  BufferedUsageStats,
-  daysBetween,
-  isOutcome,
-  REJECTIONS_KEPT,
-  zeroCounts,
-  type DayOutcomes,
-  type LastUse,
-  type Rejection,
-  type StatsBatch,
-} from './usage-stats.js';
+import { BufferedUsageStats, outcomesByDay, REJECTIONS_KEPT, type DayOutcomes, type LastUse, type Rejection, type StatsBatch } from './usage-stats.js';
 
 /** Rows per statement: well under SQLite's limit of bound parameters. */
 const ROWS_PER_STATEMENT = 500;
@@ -144,12 +134,7 @@ export class DatabaseUsageStats extends BufferedUsageStats {
       .where('day', '>=', sinceDay)
       .where('day', '<=', untilDay)
       .execute();
-    const days = new Map(daysBetween(sinceDay, untilDay).map((day) => [day, zeroCounts()]));
-    for (const row of rows) {
-      const counts = days.get(row.day);
-      if (counts && isOutcome(row.outcome)) counts[row.outcome] += Number(row.requests);
-    }
-    return [...days].map(([day, counts]) => ({ day, counts }));
+    return outcomesByDay(sinceDay, untilDay, rows.map((row) => ({ ...row, requests: Number(row.requests) })));
   }
 
   async recentRejections(_accountId: number, keyId: number): Promise<Rejection[]> {

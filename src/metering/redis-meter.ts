@@ -20,11 +20,11 @@
  * clocks apart by more than the margin), the server undoes it: the script's unique burst member is removed
  * once (ZREM says whether it was there), and the quota and day counts with it.
  */
-import { createHash, randomUUID } from 'node:crypto';
-import { Cluster, Redis } from 'ioredis';
+import { randomUUID } from 'node:crypto';
+import { Cluster, type Redis } from 'ioredis';
 import type { Admission, AdmitRequest, KeyDailyUsage, Meter } from './meter.js';
 import { MeterUnavailableError } from './meter.js';
-import { redisReady } from './redis-ready.js';
+import { connectRedis, redisReady, type RedisTarget, type ScriptedRedis } from './redis-client.js';
 import { WINDOW_MS, dayOf, monthBounds, periodOf } from './periods.js';
 import { settleBy } from '../deadline.js';
 
@@ -96,9 +96,12 @@ end
 return 1
 `;
 
-const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
-/** Scripts by their SHA-1, computed once: EVALSHA on every request, EVAL only after a Redis restart. */
-const SHAS = new Map<string, string>([ADMIT, REFUND, UNDO].map((script) => [script, sha1(script)]));
+/** The scripts, as commands of the client (redis-client.ts). */
+const SCRIPTS = {
+  meterAdmit: { numberOfKeys: 4, lua: ADMIT },
+  meterRefund: { numberOfKeys: 2, lua: REFUND },
+  meterUndo: { numberOfKeys: 3, lua: UNDO },
+};
 
 /** A key of one account: under its hash tag, so every key an admission touches shares one cluster slot. */
 export function accountKey(prefix: string, accountId: number, ...parts: Array<string | number>): string {
@@ -118,59 +121,16 @@ export function admissionKeys(prefix: string, r: Pick<AdmitRequest, 'accountId' 
   ];
 }
 
-/** Where the meter's Redis is: one server (REDIS_URL), or the seed nodes of a Redis Cluster (REDIS_CLUSTER_URLS). */
-export type RedisTarget = string | { cluster: string[] };
-
-/** The pause before the next attempt to reconnect (one Redis) or to fetch the cluster's slot map again. */
-const RECONNECT_DELAY_MS = (attempt: number) => Math.min(100 * attempt, 1000);
-
-function connect(target: RedisTarget): Redis | Cluster {
-  const perConnection = {
-    maxRetriesPerRequest: 0,
-    commandTimeout: CLIENT_TIMEOUT_MS,
-    connectTimeout: COMMAND_TIMEOUT_MS,
-  };
-  if (typeof target === 'string') {
-    return new Redis(target, { ...perConnection, enableOfflineQueue: false, retryStrategy: RECONNECT_DELAY_MS, lazyConnect: false });
-  }
-  const seeds = target.cluster.map((url) => {
-    const u = new URL(url);
-    return { host: u.hostname, port: u.port === '' ? 6379 : Number(u.port) };
-  });
-  // The nodes of a cluster share one user, password and TLS setting: the first URL's apply to every node,
-  // including those the client learns of from the slot map.
-  const first = new URL(target.cluster[0] ?? 'redis://127.0.0.1:6379');
-  const auth = {
-    ...(first.username !== '' ? { username: decodeURIComponent(first.username) } : {}),
-    ...(first.password !== '' ? { password: decodeURIComponent(first.password) } : {}),
-    ...(first.protocol === 'rediss:' ? { tls: {} } : {}),
-  };
-  return new Cluster(seeds, {
-    // No offline queue: while the slot map is unknown, commands fail at once (503), as with one Redis.
-    enableOfflineQueue: false,
-    clusterRetryStrategy: RECONNECT_DELAY_MS,
-    // A moved slot or a failover is followed briefly; past the request's deadline settleBy answers 503.
-    retryDelayOnFailover: 100,
-    retryDelayOnClusterDown: 100,
-    slotsRefreshTimeout: COMMAND_TIMEOUT_MS,
-    redisOptions: { ...perConnection, ...auth },
-  });
-}
-
 export class RedisMeter implements Meter {
-  private readonly redis: Redis | Cluster;
+  private readonly redis: ScriptedRedis<keyof typeof SCRIPTS>;
   private readonly prefix: string;
   private readonly server = randomUUID().slice(0, 8);
   private sequence = 0;
 
   constructor(target: RedisTarget, options: { prefix?: string } = {}) {
     this.prefix = options.prefix ?? 'shelfapi:';
-    this.redis = connect(target);
-    // Connection errors surface as failed commands (503); the client keeps reconnecting. An 'error' event
-    // without a listener would end the process.
-    this.redis.on('error', () => {});
-    // The cluster client reports each node's connection errors apart: a node going away must not either.
-    if (this.redis instanceof Cluster) this.redis.on('node error', () => {});
+    // Connection errors surface as failed commands (503); the client keeps reconnecting.
+    this.redis = connectRedis(target, { scripts: SCRIPTS, connectTimeoutMs: COMMAND_TIMEOUT_MS, commandTimeoutMs: CLIENT_TIMEOUT_MS });
   }
 
   /** Resolves once connected, or rejects after the timeout (start-up waits for Redis). */
@@ -182,14 +142,9 @@ export class RedisMeter implements Meter {
     return accountKey(this.prefix, accountId, ...parts);
   }
 
-  private async script(source: string, keys: string[], args: Array<string | number>): Promise<unknown> {
+  private async script(name: keyof typeof SCRIPTS, keys: string[], args: Array<string | number>): Promise<unknown> {
     try {
-      try {
-        return await this.redis.evalsha(SHAS.get(source) ?? sha1(source), keys.length, ...keys, ...args);
-      } catch (error) {
-        if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-        return await this.redis.eval(source, keys.length, ...keys, ...args);
-      }
+      return await this.redis[name](...keys, ...args);
     } catch (error) {
       throw new MeterUnavailableError(error);
     }
@@ -201,7 +156,7 @@ export class RedisMeter implements Meter {
     const keys = admissionKeys(this.prefix, r);
     const member = `${r.now}-${this.server}-${this.sequence++}`;
     const giveUpAt = r.deadline ?? Date.now() + COMMAND_TIMEOUT_MS;
-    const reply = this.script(ADMIT, keys, [
+    const reply = this.script('meterAdmit', keys, [
       r.now,
       WINDOW_MS,
       r.limits.perMinute,
@@ -235,12 +190,12 @@ export class RedisMeter implements Meter {
   private undo(keys: string[], member: string, counted: boolean): void {
     const [burst = '', quota = '', keyday = ''] = keys;
     // A failure leaves the request counted: over-counted at worst, as for a refund that fails.
-    this.script(UNDO, [burst, quota, keyday], [member, counted ? 1 : 0]).catch(() => {});
+    this.script('meterUndo', [burst, quota, keyday], [member, counted ? 1 : 0]).catch(() => {});
   }
 
   async refund(accountId: number, keyId: number, period: string, day: string, deadline?: number): Promise<void> {
     const giveUpAt = deadline ?? Date.now() + COMMAND_TIMEOUT_MS;
-    const reply = this.script(REFUND, [this.key(accountId, 'quota', period), this.key(accountId, 'keyday', keyId, day)], [giveUpAt - REPLY_MARGIN_MS]);
+    const reply = this.script('meterRefund', [this.key(accountId, 'quota', period), this.key(accountId, 'keyday', keyId, day)], [giveUpAt - REPLY_MARGIN_MS]);
     let done: unknown;
     try {
       done = await settleBy(giveUpAt, reply, 'the give-back');

@@ -32,6 +32,13 @@ redis.call('HDEL', KEYS[1], ARGV[1])
 return 1
 `;
 
+/** The moves as commands of the client (EVALSHA, EVAL when the script is not loaded: see redis-client.ts). */
+const SCRIPTS = {
+  moveCount: { numberOfKeys: 2, lua: MOVE_COUNT },
+  moveLastUse: { numberOfKeys: 2, lua: MOVE_LAST_USE },
+};
+type UpgradeRedis = Redis & Record<keyof typeof SCRIPTS, (...keysAndArgs: string[]) => Promise<unknown>>;
+
 export interface UpgradeReport {
   quotas: number;
   keyDays: number;
@@ -59,7 +66,8 @@ async function* scan(redis: Redis, pattern: string): AsyncGenerator<string> {
  * their account (from the store): a key's days and last use move to its account's tag.
  */
 export async function upgradeRedisKeys(url: string, prefix: string, accountOfKey: ReadonlyMap<number, number>): Promise<UpgradeReport> {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  // ioredis adds the defined commands at run time; its types do not list them.
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, scripts: SCRIPTS }) as UpgradeRedis;
   redis.on('error', () => {});
   const report: UpgradeReport = { quotas: 0, keyDays: 0, lastUses: 0, unknownKeys: 0 };
   const tagged = (account: number, ...parts: Array<string | number>) => accountKey(prefix, account, ...parts);
@@ -68,7 +76,7 @@ export async function upgradeRedisKeys(url: string, prefix: string, accountOfKey
     for await (const key of scan(redis, `${base}quota:*`)) {
       const m = /^quota:(\d+):(\d{4}-\d{2})$/.exec(key.slice(prefix.length));
       if (m === null) continue;
-      report.quotas += Number(await redis.eval(MOVE_COUNT, 2, key, tagged(Number(m[1]), 'quota', m[2] ?? '')));
+      report.quotas += Number(await redis.moveCount(key, tagged(Number(m[1]), 'quota', m[2] ?? '')));
     }
     for await (const key of scan(redis, `${base}keyday:*`)) {
       const m = /^keyday:(\d+):(\d{4}-\d{2}-\d{2})$/.exec(key.slice(prefix.length));
@@ -78,7 +86,7 @@ export async function upgradeRedisKeys(url: string, prefix: string, accountOfKey
         report.unknownKeys++;
         continue;
       }
-      report.keyDays += Number(await redis.eval(MOVE_COUNT, 2, key, tagged(account, 'keyday', m[1] ?? '', m[2] ?? '')));
+      report.keyDays += Number(await redis.moveCount(key, tagged(account, 'keyday', m[1] ?? '', m[2] ?? '')));
     }
     const lastUsed = `${prefix}lastused`;
     for (const field of Object.keys(await redis.hgetall(lastUsed))) {
@@ -87,7 +95,7 @@ export async function upgradeRedisKeys(url: string, prefix: string, accountOfKey
         report.unknownKeys++;
         continue;
       }
-      report.lastUses += Number(await redis.eval(MOVE_LAST_USE, 2, lastUsed, tagged(account, 'lastused'), field));
+      report.lastUses += Number(await redis.moveLastUse(lastUsed, tagged(account, 'lastused'), field));
     }
     return report;
   } finally {

@@ -1,18 +1,22 @@
 /**
- * Per-key statistics in Redis (when REDIS_URL is set). Every key of one account carries the hash tag
- * `{<account id>}`, so an account's statistics share one hash slot (and can sit beside its meter on a
- * Redis Cluster). One pipeline per flush: HINCRBY per key, day and outcome; the last use kept only if
- * newer (a small script, so servers writing out of order cannot move it back); LPUSH + LTRIM for the
- * rejections. Everything expires.
+ * Per-key statistics in Redis (when REDIS_URL or REDIS_CLUSTER_URLS is set). Every key of one account
+ * carries the hash tag `{<account id>}`, so an account's statistics share one hash slot (beside its meter on
+ * a Redis Cluster). A flush is one pipeline on one Redis, one per account on a cluster, all sent at once:
+ * HINCRBY per key, day and outcome; the last use kept only if newer (a small script, so servers writing out
+ * of order cannot move it back); LPUSH + LTRIM for the rejections. Everything expires.
+ *
+ * Per account on a cluster, because a pipeline runs on one master only and different accounts' slots lie
+ * on different masters. When some accounts' pipelines fail (their master is away), only their records are
+ * kept for the next flush; the others are written once.
  */
-import { Redis, type ChainableCommander } from 'ioredis';
-import { redisReady } from './redis-ready.js';
+import { Cluster, type ChainableCommander } from 'ioredis';
+import { connectRedis, redisReady, type RedisTarget, type ScriptedRedis } from './redis-client.js';
 import {
   BufferedUsageStats,
   daysBetween,
-  isOutcome,
+  outcomesByDay,
   REJECTIONS_KEPT,
-  zeroCounts,
+  StatsWriteError,
   type DayOutcomes,
   type LastUse,
   type Rejection,
@@ -34,30 +38,22 @@ redis.call('EXPIRE', KEYS[1], ARGV[4])
 return 1
 `;
 
+const SCRIPTS = { statsLastUse: { numberOfKeys: 1, lua: LAST_USE } };
+
 /** The defined command, as a pipeline sees it (queued, answered by exec). */
 type StatsPipeline = ChainableCommander & {
   statsLastUse(key: string, keyId: number, at: number, address: string, ttl: number): StatsPipeline;
 };
 
 export class RedisUsageStats extends BufferedUsageStats {
-  private readonly redis: Redis;
+  private readonly redis: ScriptedRedis<keyof typeof SCRIPTS>;
   private readonly prefix: string;
 
-  constructor(url: string, options: { prefix?: string } = {}) {
+  constructor(target: RedisTarget, options: { prefix?: string } = {}) {
     super();
     this.prefix = options.prefix ?? 'shelfapi:';
-    const redis = new Redis(url, {
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: COMMAND_TIMEOUT_MS,
-      connectTimeout: COMMAND_TIMEOUT_MS,
-      retryStrategy: (attempt) => Math.min(100 * attempt, 1000),
-    });
     // Connection errors surface as failed flushes (records kept) or failed reads; the client reconnects.
-    redis.on('error', () => {});
-    // ioredis runs a defined command with EVALSHA and falls back to EVAL, inside pipelines too.
-    redis.defineCommand('statsLastUse', { numberOfKeys: 1, lua: LAST_USE });
-    this.redis = redis;
+    this.redis = connectRedis(target, { scripts: SCRIPTS, connectTimeoutMs: COMMAND_TIMEOUT_MS, commandTimeoutMs: COMMAND_TIMEOUT_MS });
   }
 
   ready(timeoutMs = 5000): Promise<void> {
@@ -70,27 +66,41 @@ export class RedisUsageStats extends BufferedUsageStats {
   }
 
   protected async write(batch: StatsBatch): Promise<void> {
-    const pipeline = this.redis.pipeline() as StatsPipeline;
-    let commands = 0;
+    // One Redis takes the whole flush in one pipeline; a cluster one per account.
+    const pipelines = new Map<number, StatsPipeline>();
+    const pipelineOf = (accountId: number): StatsPipeline => {
+      const id = this.redis instanceof Cluster ? accountId : 0;
+      let pipeline = pipelines.get(id);
+      if (pipeline === undefined) {
+        pipeline = this.redis.pipeline() as StatsPipeline;
+        pipelines.set(id, pipeline);
+      }
+      return pipeline;
+    };
     for (const o of batch.outcomes) {
       const key = this.key(o.accountId, 'out', o.keyId, o.day);
-      pipeline.hincrby(key, o.outcome, o.requests).expire(key, DAYS_KEPT_S);
-      commands++;
+      pipelineOf(o.accountId).hincrby(key, o.outcome, o.requests).expire(key, DAYS_KEPT_S);
     }
     for (const u of batch.lastUse) {
-      pipeline.statsLastUse(this.key(u.accountId, 'lastuse'), u.keyId, u.at, u.address ?? '', DAYS_KEPT_S);
-      commands++;
+      pipelineOf(u.accountId).statsLastUse(this.key(u.accountId, 'lastuse'), u.keyId, u.at, u.address ?? '', DAYS_KEPT_S);
     }
     for (const r of batch.rejections) {
       const key = this.key(r.accountId, 'rejections', r.keyId);
       // Oldest first, so the newest ends at the head of the list.
-      pipeline.lpush(key, ...r.items.map((item) => JSON.stringify(item))).ltrim(key, 0, REJECTIONS_KEPT - 1).expire(key, REJECTIONS_KEPT_S);
-      commands++;
+      pipelineOf(r.accountId).lpush(key, ...r.items.map((item) => JSON.stringify(item))).ltrim(key, 0, REJECTIONS_KEPT - 1).expire(key, REJECTIONS_KEPT_S);
     }
-    if (commands === 0) return;
-    const results = await pipeline.exec();
-    const failed = results?.find(([error]) => error !== null);
-    if (results === null || failed) throw failed?.[0] ?? new Error('Redis pipeline was not run');
+    const ids = [...pipelines.keys()];
+    const settled = await Promise.allSettled([...pipelines.values()].map(async (pipeline) => {
+      const results = await pipeline.exec();
+      const failed = results?.find(([error]) => error !== null);
+      if (results === null || failed) throw failed?.[0] ?? new Error('Redis pipeline was not run');
+    }));
+    const failures = settled.flatMap((outcome, i) => (outcome.status === 'rejected' ? [{ id: ids[i] ?? 0, reason: outcome.reason as unknown }] : []));
+    const [first] = failures;
+    if (first === undefined) return;
+    // One Redis: the whole flush failed. A cluster: only the accounts whose pipeline failed.
+    if (!(this.redis instanceof Cluster)) throw first.reason;
+    throw new StatsWriteError(first.reason, new Set(failures.map((f) => f.id)));
   }
 
   async keyOutcomes(accountId: number, keyId: number, sinceDay: string, untilDay: string): Promise<DayOutcomes[]> {
@@ -99,15 +109,12 @@ export class RedisUsageStats extends BufferedUsageStats {
     const pipeline = this.redis.pipeline();
     for (const day of days) pipeline.hgetall(this.key(accountId, 'out', keyId, day));
     const results = (await pipeline.exec()) ?? [];
-    return days.map((day, i) => {
+    const stored = days.flatMap((day, i) => {
       const [error, value] = results[i] ?? [new Error('missing reply'), null];
       if (error) throw error;
-      const counts = zeroCounts();
-      for (const [outcome, n] of Object.entries((value ?? {}) as Record<string, string>)) {
-        if (isOutcome(outcome)) counts[outcome] = Number(n);
-      }
-      return { day, counts };
+      return Object.entries((value ?? {}) as Record<string, string>).map(([outcome, n]) => ({ day, outcome, requests: Number(n) }));
     });
+    return outcomesByDay(sinceDay, untilDay, stored);
   }
 
   async recentRejections(accountId: number, keyId: number): Promise<Rejection[]> {

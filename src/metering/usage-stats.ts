@@ -2,13 +2,15 @@
  * Per-key statistics for account owners (docs/contract.md, "Metering"): requests per UTC day by outcome, the
  * last use (time and client address), and the last 20 rejected requests. Unlike the quota, which stays
  * exact and durable in the meter, these are gathered in memory and written in batches at most a second
- * later (one transaction, or one Redis pipeline, per flush), so that a request only pays for an array push.
+ * later (one transaction, or Redis pipelines, per flush), so that a request only pays for an array push.
  * A normal stop (close) writes what is still held.
  *
- * Two stores, chosen like the meter: the database (database-usage-stats.ts) or Redis when REDIS_URL is set
- * (redis-usage-stats.ts). Reads take the account id first: in Redis one account's statistics share a hash
+ * Two stores, chosen like the meter: the database (database-usage-stats.ts) or Redis when REDIS_URL or
+ * REDIS_CLUSTER_URLS is set (redis-usage-stats.ts). Reads take the account id first: in Redis one account's statistics share a hash
  * slot, so that they can live on a Redis Cluster next to its meter.
  */
+import type { Selectable } from 'kysely';
+import type { KeyRejectionsTable } from '../store/schema.js';
 import { dayOf } from './periods.js';
 
 export const OUTCOMES = [
@@ -29,16 +31,11 @@ export const FLUSH_DELAY_MS = 500;
 /** Records held at most while the store cannot be written; past this, the oldest are dropped. */
 export const MAX_HELD_RECORDS = 100_000;
 
-export interface Rejection {
-  at: string;
-  method: string;
-  /** The path without its query string. */
-  path: string;
-  status: number;
-  error: string;
-  message: string;
-  requestId: string;
-}
+/**
+ * A rejected request as an owner sees it: the stored row (key_rejections) without its id and key, the
+ * request id in camelCase. Its path is without the query string.
+ */
+export type Rejection = Omit<Selectable<KeyRejectionsTable>, 'id' | 'key_id' | 'request_id'> & { requestId: string };
 
 export interface LastUse {
   at: string;
@@ -88,6 +85,16 @@ export function zeroCounts(): OutcomeCounts {
 
 export function isOutcome(value: string): value is Outcome {
   return (OUTCOMES as readonly string[]).includes(value);
+}
+
+/** Every day from sinceDay to untilDay, newest first, with the counts stored for it (zero where none is). */
+export function outcomesByDay(sinceDay: string, untilDay: string, stored: Iterable<{ day: string; outcome: string; requests: number }>): DayOutcomes[] {
+  const days = new Map(daysBetween(sinceDay, untilDay).map((day) => [day, zeroCounts()]));
+  for (const row of stored) {
+    const counts = days.get(row.day);
+    if (counts && isOutcome(row.outcome)) counts[row.outcome] += row.requests;
+  }
+  return [...days].map(([day, counts]) => ({ day, counts }));
 }
 
 /** The days from sinceDay to untilDay, newest first. */
@@ -162,6 +169,19 @@ export function summarize(records: readonly RequestRecord[]): StatsBatch {
 }
 
 /**
+ * A flush that failed for some accounts only (a Redis Cluster with one master away): the others' records
+ * were written and must not be written again. Any other error: nothing was written.
+ */
+export class StatsWriteError extends Error {
+  constructor(
+    cause: unknown,
+    readonly accounts: ReadonlySet<number>,
+  ) {
+    super(cause instanceof Error ? cause.message : 'the statistics could not be written', { cause });
+  }
+}
+
+/**
  * The in-memory half every store shares: records wait in an array, a timer writes them FLUSH_DELAY_MS after
  * the first one, one write at a time. A failed write keeps its records for the next flush (up to
  * MAX_HELD_RECORDS), so a brief outage of the store loses nothing.
@@ -200,8 +220,10 @@ export abstract class BufferedUsageStats implements UsageStats {
       try {
         await this.write(summarize(records));
       } catch (error) {
-        // Keep them for the next flush, oldest dropped past the limit.
-        const kept = [...records, ...this.held];
+        // Keep what was not written for the next flush, oldest dropped past the limit.
+        const failed = error instanceof StatsWriteError ? error.accounts : null;
+        const unwritten = failed === null ? records : records.filter((r) => failed.has(r.accountId));
+        const kept = [...unwritten, ...this.held];
         this.dropped += Math.max(0, kept.length - MAX_HELD_RECORDS);
         this.held = kept.slice(-MAX_HELD_RECORDS);
         if (this.timer === null) {

@@ -4,8 +4,10 @@
  * answer is never served for data that changed, on any server.
  */
 import { sql, type Kysely } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import type { Database } from './schema.js';
 
+/** Answers kept per data version; past it the least recently used go, so the totals asked for often stay. */
 const MAX_ENTRIES = 10_000;
 
 export class ReadCache {
@@ -15,7 +17,7 @@ export class ReadCache {
    * one computation (on a million rows, fifty concurrent first hits of one search would otherwise run the
    * same count fifty times over and starve every other query).
    */
-  private readonly entries = new Map<string, Promise<unknown>>();
+  private readonly entries = new LRUCache<string, Promise<unknown>>({ max: MAX_ENTRIES });
 
   constructor(private readonly currentVersion: () => Promise<number>) {}
 
@@ -30,11 +32,10 @@ export class ReadCache {
     const known = this.entries.get(key);
     if (known !== undefined) return known as Promise<T>;
     const pending = compute();
-    if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value as string);
     this.entries.set(key, pending);
-    // A failed computation is not kept: the next request tries again.
+    // A failed computation is not kept: the next request tries again. (peek: looking does not make it recent.)
     pending.catch(() => {
-      if (this.entries.get(key) === pending) this.entries.delete(key);
+      if (this.entries.peek(key) === pending) this.entries.delete(key);
     });
     return pending;
   }

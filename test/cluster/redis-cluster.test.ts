@@ -2,8 +2,9 @@
  * The meter on Redis Cluster (REDIS_CLUSTER_URLS), unchanged: a private three-master cluster on local
  * ports. Every key one admission touches shares one hash slot, accounts spread over the masters, limits
  * stay exact across masters and servers, and a master that stops answering costs only its own accounts
- * (503 within the deadline) while the others go on. The shared metering suites (test/metering) also run
- * whole against the cluster, in a child process with TEST_REDIS_CLUSTER_URLS set.
+ * (503 within the deadline) while the others go on. The owners' statistics live on the cluster too, one
+ * pipeline per account. The shared metering suites (test/metering) also run whole against the cluster, in a
+ * child process with TEST_REDIS_CLUSTER_URLS set.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -13,7 +14,10 @@ import { Cluster } from 'ioredis';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { REQUEST_DEADLINE_MS } from '../../src/deadline.js';
 import { MeterUnavailableError } from '../../src/metering/meter.js';
+import { dayOf } from '../../src/metering/periods.js';
 import { admissionKeys, RedisMeter } from '../../src/metering/redis-meter.js';
+import { RedisUsageStats } from '../../src/metering/redis-usage-stats.js';
+import type { RequestRecord } from '../../src/metering/usage-stats.js';
 import { FIXTURE_NOW } from '../helpers/fixture.js';
 import { accountId, enthusiastLimits, errorBody } from '../helpers/metering-helpers.js';
 import { startRedisCluster, type PrivateRedisCluster } from '../helpers/redis-cluster.js';
@@ -231,8 +235,67 @@ describe('the meter on a three-master Redis Cluster', () => {
     await waitFor(async () => (await ctx.get(`${V1}/me`, 'alice')).statusCode === 200, 'alice served again');
   });
 
+  test('SCRIPT FLUSH on every master: the next admission of each account counts exactly once', async () => {
+    const m = await meter();
+    const limits = { monthly: 1000, perMinute: 1000 };
+    const accounts = await oneOnEachMaster(700);
+    for (const account of accounts) assert.equal((await m.admit({ accountId: account, keyId: 1, limits, quota: true, now: T0 })).quota?.used, 1);
+    const admin = new Cluster(cluster.urls.map((url) => ({ host: '127.0.0.1', port: Number(new URL(url).port) })));
+    try {
+      await new Promise((resolve) => admin.once('ready', resolve));
+      for (const node of admin.nodes('master')) assert.equal(await node.script('FLUSH'), 'OK');
+    } finally {
+      admin.disconnect();
+    }
+    for (const account of accounts) {
+      assert.equal((await m.admit({ accountId: account, keyId: 1, limits, quota: true, now: T0 + 1 })).quota?.used, 2, `account ${account}`);
+      assert.equal(await m.used(account, '2026-11'), 2);
+    }
+  });
+
+  test("the owners' statistics: one flush writes accounts on every master; a failed account's records alone are kept", async (t) => {
+    const stats = new RedisUsageStats({ cluster: cluster.urls }, { prefix });
+    t.after(() => stats.close());
+    await stats.ready();
+    const accounts = await oneOnEachMaster(600);
+    const day = dayOf(T0);
+    const record = (accountId: number, i: number): RequestRecord => ({
+      accountId,
+      keyId: accountId * 10,
+      at: T0 + i,
+      outcome: 'counted',
+      address: `192.0.2.${i}`,
+      used: true,
+      rejection: null,
+    });
+    const counted = async (accountId: number) => (await stats.keyOutcomes(accountId, accountId * 10, day, day))[0]?.counts.counted;
+    for (const account of accounts) for (let i = 1; i <= 3; i++) stats.record(record(account, i));
+    await stats.flush();
+    for (const account of accounts) {
+      assert.equal(await counted(account), 3, `account ${account}`);
+      assert.deepEqual((await stats.lastUse(account, [account * 10])).get(account * 10), { at: new Date(T0 + 3).toISOString(), address: '192.0.2.3' });
+    }
+
+    // One account's day count cannot be written (a key of the wrong type): its pipeline fails, the others' do not.
+    const [failing = 0, ...others] = accounts;
+    const admin = new Cluster(cluster.urls.map((url) => ({ host: '127.0.0.1', port: Number(new URL(url).port) })));
+    t.after(() => admin.disconnect());
+    const dayKey = `${prefix}stats:{${failing}}:out:${failing * 10}:${day}`;
+    const saved = await admin.hgetall(dayKey);
+    await admin.del(dayKey);
+    await admin.set(dayKey, 'not a hash');
+    for (const account of accounts) for (let i = 4; i <= 5; i++) stats.record(record(account, i));
+    await assert.rejects(stats.flush(), /WRONGTYPE/);
+    for (const account of others) assert.equal(await counted(account), 5, `account ${account} written by the failed flush`);
+    await admin.del(dayKey);
+    await admin.hset(dayKey, saved);
+    await stats.flush();
+    assert.equal(await counted(failing), 5, 'the failed account written by the next flush');
+    for (const account of others) assert.equal(await counted(account), 5, `account ${account} not written twice`);
+  });
+
   test('the shared metering suites pass whole against the cluster (TEST_STORE=postgres, TEST_REDIS_CLUSTER_URLS)', async (t) => {
-    const files = ['test/metering/meter.test.ts', 'test/metering/concurrency.test.ts', 'test/metering/faults.test.ts'];
+    const files = ['test/metering/meter.test.ts', 'test/metering/concurrency.test.ts', 'test/metering/faults.test.ts', 'test/metering/usage-stats.test.ts'];
     const scriptsBefore = await cluster.scriptsRun();
     // The runner's own variables (NODE_TEST_CONTEXT) would make the child report to this run instead.
     const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('NODE_TEST')));

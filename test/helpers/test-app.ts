@@ -3,7 +3,8 @@
  * TEST_STORE picks the store the whole suite runs against: `sqlite` (default: a temporary file, metering
  * in the database) or `postgres` (a fresh schema in the machine's PostgreSQL, metering in its Redis).
  * `npm test` runs the suite once for each. With TEST_STORE=postgres and TEST_REDIS_CLUSTER_URLS (seed nodes
- * of a Redis Cluster, as test/cluster/redis-cluster.test.ts sets it), the meter runs on that cluster instead.
+ * of a Redis Cluster, as test/cluster/redis-cluster.test.ts sets it), the meter and the statistics run on
+ * that cluster instead.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +17,7 @@ import { buildApp, type App } from '../../src/http/app.js';
 import { SqliteMeter } from '../../src/metering/sqlite-meter.js';
 import { PostgresMeter } from '../../src/metering/postgres-meter.js';
 import type { Meter } from '../../src/metering/meter.js';
+import { redisTargetOf } from '../../src/metering/redis-client.js';
 import { RedisMeter } from '../../src/metering/redis-meter.js';
 import { DatabaseUsageStats } from '../../src/metering/database-usage-stats.js';
 import { RedisUsageStats } from '../../src/metering/redis-usage-stats.js';
@@ -147,7 +149,7 @@ export async function createTestContext(options: ContextOptions = {}): Promise<T
   const loaded = await loadDataset(store, options.dataset ?? fixture(), { keyPrefix: config.keyPrefix, now: clock.now() });
   const redisPrefix = `test:${randomUUID()}:`;
   let meter: Meter;
-  const redisTarget = config.redisUrl ?? (config.redisClusterUrls === null ? null : { cluster: [...config.redisClusterUrls] });
+  const redisTarget = redisTargetOf(config);
   if (redisTarget !== null) {
     const redisMeter = new RedisMeter(redisTarget, { prefix: redisPrefix });
     await redisMeter.ready();
@@ -156,8 +158,8 @@ export async function createTestContext(options: ContextOptions = {}): Promise<T
     meter = store.sqlite ? new SqliteMeter(store.sqlite) : new PostgresMeter(store.db);
   }
   let stats: UsageStats;
-  if (config.redisUrl !== null) {
-    const redisStats = new RedisUsageStats(config.redisUrl, { prefix: redisPrefix });
+  if (redisTarget !== null) {
+    const redisStats = new RedisUsageStats(redisTarget, { prefix: redisPrefix });
     await redisStats.ready();
     stats = redisStats;
   } else {

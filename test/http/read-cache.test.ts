@@ -92,6 +92,27 @@ describe('one computation per total, however many ask at once', () => {
   });
 });
 
+describe('a total asked for often stays while the limit evicts the others', () => {
+  it('keeps the hot total computed once through tens of thousands of one-off totals, and drops the oldest one-off', async () => {
+    const { ReadCache } = await import('../../src/store/read-cache.js');
+    const cache = new ReadCache(async () => 1);
+    const computed = new Map<string, number>();
+    const count = (key: string) => async () => {
+      computed.set(key, (computed.get(key) ?? 0) + 1);
+      return key.length;
+    };
+    await cache.get('hot', count('hot'));
+    // Far more one-off searches than the cache holds; the front page's total is asked for all along.
+    for (let i = 0; i < 30_000; i++) {
+      await cache.get(`cold-${i}`, count(`cold-${i}`));
+      if (i % 1000 === 0) await cache.get('hot', count('hot'));
+    }
+    assert.equal(computed.get('hot'), 1, 'the hot total was never evicted');
+    await cache.get('cold-0', count('cold-0'));
+    assert.equal(computed.get('cold-0'), 2, 'the oldest one-off total was evicted and is computed again');
+  });
+});
+
 describe('many first requests for the same totals at once', () => {
   it('all answer 200 with the same exact total', async () => {
     const ctx = await createTestContext({ env: { PLAN_LIMITS: '{"enthusiast":{"perMinute":100000}}' } });

@@ -7,8 +7,10 @@ import assert from 'node:assert/strict';
 import { DatabaseUsageStats } from '../../src/metering/database-usage-stats.js';
 import SqliteDatabase from 'better-sqlite3';
 import type { LightMyRequestResponse } from 'fastify';
+import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { MeterUnavailableError } from '../../src/metering/meter.js';
+import { dayOf } from '../../src/metering/periods.js';
 import { RedisMeter } from '../../src/metering/redis-meter.js';
 import { SQLITE_BUSY_TIMEOUT_MS } from '../../src/store/database.js';
 import { createTestContext, V1, type TestContext } from '../helpers/test-app.js';
@@ -352,5 +354,49 @@ describe('a Redis admission whose reply comes back after the server gave up on i
     assert.deepEqual(await meter.keyUsage(7, 70, '2026-11-01', '2026-11-30'), [{ day: '2026-11-20', requests: 1 }]);
     // The burst window holds the first admission only: 10 per minute, 8 left after the next one.
     assert.equal((await meter.admit({ ...request, now: T0 + 2 })).burst.remaining, 8);
+  });
+});
+
+describe('Redis forgets the scripts (SCRIPT FLUSH, a restart)', () => {
+  it('the next request is answered and counted exactly once, in the quota and in the statistics', async (t) => {
+    const redis = await startPrivateRedis();
+    const ctx = await createTestContext({ env: { REDIS_URL: redis.url, ...enthusiastLimits(100, 10) } });
+    const admin = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    admin.on('error', () => {});
+    t.after(async () => {
+      admin.disconnect();
+      await ctx.close();
+      await redis.stop();
+    });
+    const alice = accountId(ctx, 'alice');
+    const key = await keyId(ctx, 'alice');
+    const day = dayOf(ctx.clock.now());
+    const countedToday = async () => {
+      await ctx.stats.flush();
+      return (await ctx.stats.keyOutcomes(alice, key, day, day))[0]?.counts.counted;
+    };
+    assert.equal((await ctx.get(`${V1}/catalogue/1`)).statusCode, 200);
+    assert.equal(await countedToday(), 1);
+
+    assert.equal(await admin.script('FLUSH'), 'OK');
+    const afterFlush = await ctx.get(`${V1}/catalogue/1`);
+    assert.equal(afterFlush.statusCode, 200, afterFlush.body);
+    assert.equal(await storedUsed(ctx, alice, '2026-11'), 2);
+    assert.equal(parseRateLimit(afterFlush).burst.r, 8);
+    assert.deepEqual(await ctx.meter.keyUsage(alice, key, '2026-11-01', day), [{ day, requests: 2 }]);
+    assert.equal(await countedToday(), 2, 'the statistics script ran once after the flush');
+    // Both clients did meet the flush: Redis answered their EVALSHA with NOSCRIPT before they sent EVAL.
+    assert.match(await admin.info('errorstats'), /^errorstat_NOSCRIPT:count=2\r?$/m);
+    assert.equal(await lastUsedAt(ctx, 'alice'), new Date(ctx.clock.now()).toISOString());
+
+    // A restart (no persistence): the counts start again, and the scripts are sent again on the new connection.
+    await redis.stop();
+    await redis.start();
+    await waitFor(() => ctx.meter.ping(), 'the meter to reconnect');
+    await waitFor(async () => (await admin.ping().catch(() => '')) === 'PONG', 'the admin connection to reconnect');
+    const afterRestart = await ctx.get(`${V1}/catalogue/1`);
+    assert.equal(afterRestart.statusCode, 200, afterRestart.body);
+    assert.equal(await storedUsed(ctx, alice, '2026-11'), 1);
+    assert.equal(await countedToday(), 1);
   });
 });

@@ -1,0 +1,89 @@
+/**
+ * The Redis clients of the meter and the owners' statistics: one Redis (REDIS_URL) or a Redis Cluster
+ * (REDIS_CLUSTER_URLS), connected the same way for both, with their Lua scripts defined on the client.
+ *
+ * Scripts are ioredis commands (defineCommand): the client sends EVALSHA, and EVAL the first time on each
+ * connection or after NOSCRIPT (a Redis restarted, failed over or told SCRIPT FLUSH), in pipelines too.
+ * NOSCRIPT means the script did not run, so the one resent is the only one that counts. On a cluster the
+ * client routes each by its first key's slot.
+ */
+import { Cluster, Redis } from 'ioredis';
+import type { Config } from '../config.js';
+import { MeterUnavailableError } from './meter.js';
+
+/** Where a Redis is: one server (REDIS_URL), or the seed nodes of a Redis Cluster (REDIS_CLUSTER_URLS). */
+export type RedisTarget = string | { cluster: string[] };
+
+/** The configured Redis, or null when the meter and the statistics live in the database. */
+export function redisTargetOf(config: Pick<Config, 'redisUrl' | 'redisClusterUrls'>): RedisTarget | null {
+  return config.redisUrl ?? (config.redisClusterUrls === null ? null : { cluster: [...config.redisClusterUrls] });
+}
+
+export interface ScriptDefinition {
+  numberOfKeys: number;
+  lua: string;
+}
+
+/** A client with scripts defined on it: each takes its keys, then its arguments. */
+export type ScriptedRedis<Name extends string> = (Redis | Cluster) & Record<Name, (...keysAndArgs: Array<string | number>) => Promise<unknown>>;
+
+/** The pause before the next attempt to reconnect (one Redis) or to fetch the cluster's slot map again. */
+const RECONNECT_DELAY_MS = (attempt: number) => Math.min(100 * attempt, 1000);
+
+export function connectRedis<Name extends string>(
+  target: RedisTarget,
+  options: { scripts: Record<Name, ScriptDefinition>; connectTimeoutMs: number; commandTimeoutMs: number },
+): ScriptedRedis<Name> {
+  const perConnection = {
+    maxRetriesPerRequest: 0,
+    commandTimeout: options.commandTimeoutMs,
+    connectTimeout: options.connectTimeoutMs,
+  };
+  let client: Redis | Cluster;
+  if (typeof target === 'string') {
+    client = new Redis(target, { ...perConnection, enableOfflineQueue: false, retryStrategy: RECONNECT_DELAY_MS, lazyConnect: false, scripts: options.scripts });
+  } else {
+    const seeds = target.cluster.map((url) => {
+      const u = new URL(url);
+      return { host: u.hostname, port: u.port === '' ? 6379 : Number(u.port) };
+    });
+    // The nodes of a cluster share one user, password and TLS setting: the first URL's apply to every node,
+    // including those the client learns of from the slot map.
+    const first = new URL(target.cluster[0] ?? 'redis://127.0.0.1:6379');
+    const auth = {
+      ...(first.username !== '' ? { username: decodeURIComponent(first.username) } : {}),
+      ...(first.password !== '' ? { password: decodeURIComponent(first.password) } : {}),
+      ...(first.protocol === 'rediss:' ? { tls: {} } : {}),
+    };
+    client = new Cluster(seeds, {
+      // No offline queue: while the slot map is unknown, commands fail at once (503), as with one Redis.
+      enableOfflineQueue: false,
+      clusterRetryStrategy: RECONNECT_DELAY_MS,
+      // A moved slot or a failover is followed briefly; past the request's deadline settleBy answers 503.
+      retryDelayOnFailover: 100,
+      retryDelayOnClusterDown: 100,
+      slotsRefreshTimeout: options.connectTimeoutMs,
+      redisOptions: { ...perConnection, ...auth },
+      scripts: options.scripts,
+    });
+    // The cluster client reports each node's connection errors apart: a node going away must not either.
+    client.on('node error', () => {});
+  }
+  // Connection errors surface as failed commands; the client keeps reconnecting. An 'error' event without a
+  // listener would end the process.
+  client.on('error', () => {});
+  // ioredis adds the defined commands at run time; its types do not list them.
+  return client as ScriptedRedis<Name>;
+}
+
+/** Resolves once `redis` is connected, or rejects after the timeout (start-up waits for Redis). */
+export async function redisReady(redis: Redis | Cluster, timeoutMs: number): Promise<void> {
+  if (redis.status === 'ready') return;
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new MeterUnavailableError(new Error('Redis is not reachable'))), timeoutMs);
+    redis.once('ready', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
