@@ -13,7 +13,7 @@ export type DatabaseConfig =
 export interface Config {
   database: DatabaseConfig;
   redisUrl: string | null;
-  /** Seed nodes of a Redis Cluster for the meter (REDIS_CLUSTER_URLS); never set together with redisUrl. */
+  /** Seed nodes of a Redis Cluster for the meter and the owners' statistics (REDIS_CLUSTER_URLS); never set together with redisUrl. */
   redisClusterUrls: readonly string[] | null;
   /** Prefix of every Redis key the meter writes, so deployments can share one Redis. */
   redisKeyPrefix: string;
