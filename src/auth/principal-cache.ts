@@ -14,6 +14,7 @@
  * statistics (docs/performance.md). A deleted key bumps its account; a deleted account's id, if reused,
  * starts above every version the deleted one had (migration 0008).
  */
+import { LRUCache } from 'lru-cache';
 import type { KeyWithAccount } from '../store/repositories/api-key.repository.js';
 
 export interface KeyLookup {
@@ -22,16 +23,18 @@ export interface KeyLookup {
   accessVersion(accountId: number): Promise<number | undefined>;
 }
 
-/** Enough for every key in use on a server; past it the longest held goes first. */
+/** Enough for every key in use on a server; past it the least recently used goes first. */
 export const PRINCIPAL_CACHE_ENTRIES = 10_000;
 
 export class PrincipalCache {
-  readonly #entries = new Map<string, KeyWithAccount>();
+  readonly #entries: LRUCache<string, KeyWithAccount>;
 
   constructor(
     private readonly lookup: KeyLookup,
-    private readonly maxEntries = PRINCIPAL_CACHE_ENTRIES,
-  ) {}
+    maxEntries = PRINCIPAL_CACHE_ENTRIES,
+  ) {
+    this.#entries = new LRUCache<string, KeyWithAccount>({ max: maxEntries });
+  }
 
   /** The key's row as the store has it now: from memory when the account's access version is unchanged. */
   readonly find = async (keyHash: string): Promise<KeyWithAccount | undefined> => {
@@ -44,10 +47,6 @@ export class PrincipalCache {
     // committed after the read bumps past it.
     const row = await this.lookup.keyByHash(keyHash);
     if (row === undefined) return undefined;
-    if (this.#entries.size >= this.maxEntries) {
-      const oldest = this.#entries.keys().next();
-      if (oldest.done !== true) this.#entries.delete(oldest.value);
-    }
     const entry = { ...row, accessVersion: Number(row.accessVersion) };
     this.#entries.set(keyHash, entry);
     return entry;

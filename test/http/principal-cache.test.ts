@@ -180,7 +180,7 @@ describe('an account deleted by hand and its id given to a new account', () => {
 });
 
 describe('the number of principals a server holds', () => {
-  test('stays at its bound, the longest held going first, and every key still answers as the store says', async () => {
+  test('stays at its bound, the least recently used going first, and every key still answers as the store says', async () => {
     const t = await openTestStore();
     try {
       const loaded = await loadDataset(
