@@ -2,6 +2,7 @@
  * Real `shelfapi serve` processes for tests that cross process boundaries: several servers over one
  * store, SIGKILL and SIGTERM, faults of PostgreSQL and Redis.
  */
+import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -83,6 +84,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
       const result = await exited;
       const logLines = output.split('\n').filter((line) => line.startsWith('{')).join('\n');
       assertNoKeysLogged(logLines, [], `log of the server on port ${port}`);
+      assertNoUnexpectedErrors(logLines, `log of the server on port ${port}`);
       return result;
     },
   };
@@ -97,4 +99,20 @@ export async function runCli(args: string[], env: Record<string, string>): Promi
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
   return { code, stdout, stderr };
+}
+
+/** Fails when a server process answered 500 server_error (it logs 'unexpected error' for each), quoting them. */
+function assertNoUnexpectedErrors(logLines: string, where: string): void {
+  const unexpected = logLines
+    .split('\n')
+    .map((line) => {
+      try {
+        return JSON.parse(line) as { msg?: unknown; reqId?: unknown; err?: { message?: unknown } };
+      } catch {
+        return {};
+      }
+    })
+    .filter((line) => line.msg === 'unexpected error')
+    .map((line) => `${String(line.reqId)}: ${String(line.err?.message)}`);
+  assert.deepEqual(unexpected, [], `${where}: the server answered 500 server_error (an unexpected error)`);
 }
