@@ -10,23 +10,16 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { downloadCsvRows, peakRssMb, ROOT } from './bench-support.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const V1 = '/developer/v1';
 const DATABASE_URL = process.env.DATABASE_URL ?? '';
 const KEY = process.env.KEY ?? '';
 const FILTER = process.env.FILTER ?? 'platform=NES';
 const PORT = 18300;
 const PLAN_LIMITS = '{"enthusiast":{"perMinute":100000,"monthly":100000000}}';
-
-function peakRssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
-}
 
 async function start(exportDir: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, [join(ROOT, 'bin', 'shelfapi.js'), 'serve'], {
@@ -52,19 +45,7 @@ async function stop(child: ChildProcess): Promise<void> {
 
 async function download(query: string): Promise<{ rows: number; seconds: number }> {
   const started = performance.now();
-  const rows = await new Promise<number>((resolve, reject) => {
-    const req = request(`http://127.0.0.1:${PORT}${V1}/prices/export.csv${query}`, { headers: { 'x-api-key': KEY } }, (res) => {
-      if (res.statusCode !== 200) reject(new Error(`status ${res.statusCode}`));
-      let lines = 0;
-      res.on('data', (chunk: Buffer) => {
-        for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
-      });
-      res.on('end', () => resolve(lines - 1));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
+  const rows = await downloadCsvRows(`http://127.0.0.1:${PORT}${V1}/prices/export.csv${query}`, KEY);
   return { rows, seconds: (performance.now() - started) / 1000 };
 }
 

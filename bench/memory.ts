@@ -14,15 +14,14 @@
  * a store seeded elsewhere instead. Not part of `npm test`: a timed memory check would flake on a loaded
  * machine; run it by hand after changing anything on the request path.
  */
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { cli, ensureWrk, log, ROOT, waitUntilUp } from './bench-support.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DATA = join(ROOT, 'bench', '.data');
 const ITEMS = Number(process.env.MEMORY_ITEMS ?? 1_000_000);
 const RUNS = Number(process.env.MEMORY_RUNS ?? 3);
@@ -35,27 +34,7 @@ const PG_ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PLAN_LIMITS = JSON.stringify({ enthusiast: { monthly: 1_000_000_000, perMinute: 1_000_000_000 } });
 
-const log = (line: string) => process.stderr.write(`${line}\n`);
 const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
-
-function ensureWrk(): void {
-  if (spawnSync('wrk', ['--version']).error === undefined) return;
-  log('wrk is missing: installing it from Debian packages (apt-get install wrk)');
-  execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
-  execFileSync('apt-get', ['install', '-y', '-qq', 'wrk'], { stdio: 'inherit' });
-}
-
-function cli(args: string[], databaseUrl: string): string {
-  const result = spawnSync(process.execPath, [join(ROOT, 'bin', 'shelfapi.js'), ...args], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: databaseUrl },
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  if (result.status !== 0) throw new Error(`shelfapi ${args.join(' ')} failed`);
-  return result.stdout;
-}
 
 async function databaseUrl(): Promise<string> {
   if (process.env.MEMORY_DATABASE_URL) return process.env.MEMORY_DATABASE_URL;
@@ -79,7 +58,7 @@ function benchKeysFile(url: string): string {
   const marker = join(DATA, `${STORE}-${ITEMS}.keys.json`);
   if (!existsSync(marker)) {
     log(`${STORE}: seeding ${ITEMS.toLocaleString('en-US')} items (once; kept for later runs)`);
-    const seeded = JSON.parse(cli(['seed', '--demo', '--items', String(ITEMS), '--json'], url)) as { keys: Record<string, string> };
+    const seeded = JSON.parse(cli(['seed', '--demo', '--items', String(ITEMS), '--json'], { DATABASE_URL: url })) as { keys: Record<string, string> };
     const accounts = join(DATA, `${STORE}-accounts.json`);
     writeFileSync(
       accounts,
@@ -93,7 +72,7 @@ function benchKeysFile(url: string): string {
         })),
       }),
     );
-    const loaded = JSON.parse(cli(['load', accounts, '--json'], url)) as { keys: Record<string, string> };
+    const loaded = JSON.parse(cli(['load', accounts, '--json'], { DATABASE_URL: url })) as { keys: Record<string, string> };
     writeFileSync(marker, JSON.stringify({ demo: seeded.keys.demo, collector: seeded.keys.collector, bench: Object.values(loaded.keys) }));
   }
   const keys = JSON.parse(readFileSync(marker, 'utf8')) as { bench: string[] };
@@ -135,20 +114,6 @@ function freePort(): Promise<number> {
       probe.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
     });
   });
-}
-
-async function waitUntilUp(url: string, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
-    try {
-      await fetch(url);
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-  throw new Error(`${url} did not come up`);
 }
 
 function runWrk(base: string, keysFile: string): Promise<{ requests: number; rps: number; non2xx: number }> {

@@ -12,16 +12,14 @@
  * Data is generated once per size (items and accounts) and kept under bench/.data (SQLite) and in the database
  * shelfapi_bench_<items>_<accounts> (PostgreSQL); delete them to start over.
  */
-import { execFile, execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
+import { cli, downloadCsvRows, ensureWrk, log, peakRssMb, ROOT, waitUntilUp } from './bench-support.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DATA = join(ROOT, 'bench', '.data');
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 1_000_000);
 const DURATION = process.env.BENCH_DURATION ?? '10s';
@@ -38,7 +36,6 @@ const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 // Limits far above what the machine can serve: the benchmark measures throughput, not refusals.
 const PLAN_LIMITS = JSON.stringify({ enthusiast: { monthly: 1_000_000_000, perMinute: 1_000_000_000 } });
 
-const log = (line: string) => process.stderr.write(`${line}\n`);
 
 interface WrkResult {
   requests: number;
@@ -62,25 +59,6 @@ interface Keys {
   demo: string;
   collector: string;
   bench: string[];
-}
-
-function ensureWrk(): void {
-  if (spawnSync('wrk', ['--version']).error === undefined) return;
-  log('wrk is missing: installing it from Debian packages (apt-get install wrk)');
-  execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
-  execFileSync('apt-get', ['install', '-y', '-qq', 'wrk'], { stdio: 'inherit' });
-}
-
-function cli(args: string[], env: Record<string, string>): string {
-  const result = spawnSync(process.execPath, [join(ROOT, 'bin', 'shelfapi.js'), ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  if (result.status !== 0) throw new Error(`shelfapi ${args.join(' ')} failed`);
-  return result.stdout;
 }
 
 /** Seeds the store once (demo catalogue + collector) and adds bench accounts with a key each. */
@@ -125,20 +103,6 @@ async function preparePostgres(): Promise<string> {
 }
 
 let nextPort = 18100;
-
-async function waitUntilUp(url: string, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
-    try {
-      await fetch(url);
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-  throw new Error(`${url} did not come up`);
-}
 
 async function startShelfapi(name: string, env: Record<string, string>): Promise<Target> {
   const port = nextPort++;
@@ -462,12 +426,6 @@ function searchTables(runs: readonly SearchRun[]): string {
   ].join('\n');
 }
 
-function readPeakRssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  return Math.round(kb / 1024);
-}
-
 async function eventLoopP99Ms(opsBase: string): Promise<number> {
   const text = await (await fetch(`${opsBase}/metrics`)).text();
   return Number(/^nodejs_eventloop_lag_p99_seconds (\S+)$/m.exec(text)?.[1] ?? NaN) * 1000;
@@ -510,18 +468,7 @@ async function runExport(target: Target, key: string, query = ''): Promise<Expor
     }
   })();
   const started = performance.now();
-  const rows = await new Promise<number>((resolve, reject) => {
-    const req = request(`${target.base}${V1}/prices/export.csv${query}`, { headers: { 'x-api-key': key } }, (res) => {
-      let lines = 0;
-      res.on('data', (chunk: Buffer) => {
-        for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
-      });
-      res.on('end', () => resolve(lines - 1));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
+  const rows = await downloadCsvRows(`${target.base}${V1}/prices/export.csv${query}`, key);
   const seconds = (performance.now() - started) / 1000;
   done = true;
   await sideLoad;
@@ -530,7 +477,7 @@ async function runExport(target: Target, key: string, query = ''): Promise<Expor
     rows,
     seconds: Math.round(seconds * 100) / 100,
     rowsPerSecond: Math.round(rows / seconds),
-    peakRssMb: readPeakRssMb(target.child.pid!),
+    peakRssMb: peakRssMb(target.child.pid!),
     eventLoopP99Ms: Math.round((await eventLoopP99Ms(target.opsBase!)) * 10) / 10,
     concurrentRequests: latencies.length,
     concurrentP99Ms: Math.round((latencies[Math.floor(latencies.length * 0.99)] ?? 0) * 10) / 10,

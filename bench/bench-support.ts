@@ -1,0 +1,74 @@
+/**
+ * What the benches share: the checkout's root, wrk, the built `shelfapi` command, waiting for a server,
+ * its peak RSS, and counting the rows of a streamed CSV export.
+ */
+import { execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+export const log = (line: string): void => {
+  process.stderr.write(`${line}\n`);
+};
+
+/** wrk from Debian's packages, installed when missing. */
+export function ensureWrk(): void {
+  if (spawnSync('wrk', ['--version']).error === undefined) return;
+  log('wrk is missing: installing it from Debian packages (apt-get install wrk)');
+  execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
+  execFileSync('apt-get', ['install', '-y', '-qq', 'wrk'], { stdio: 'inherit' });
+}
+
+/** Runs the built `shelfapi <args>` to its end and returns its stdout; its stderr (progress) passes through. */
+export function cli(args: string[], env: Record<string, string>): string {
+  const result = spawnSync(process.execPath, [join(ROOT, 'bin', 'shelfapi.js'), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  if (result.status !== 0) throw new Error(`shelfapi ${args.join(' ')} failed`);
+  return result.stdout;
+}
+
+/** Waits up to a minute for `url` to answer; fails at once when the server process has exited. */
+export async function waitUntilUp(url: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+    try {
+      await fetch(url);
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+/** The process's peak resident set (VmHWM), in MB. */
+export function peakRssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
+}
+
+/** Streams a CSV export to its end and counts its rows (lines less the header), keeping none of it. */
+export function downloadCsvRows(url: string, key: string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const req = request(url, { headers: { 'x-api-key': key } }, (res) => {
+      if (res.statusCode !== 200) reject(new Error(`status ${res.statusCode}`));
+      let lines = 0;
+      res.on('data', (chunk: Buffer) => {
+        for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
+      });
+      res.on('end', () => resolve(lines - 1));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
