@@ -1,7 +1,8 @@
 /**
  * The six scopes of the contract (the README's Authentication section; docs/contract.md, "Keys"), each
- * with what it grants, in the owner's words, and the endpoints it opens: the one table the routes take their scope from, and the OpenAPI
- * document and the settings screen describe the scopes from. Endpoints are written as the routes are.
+ * with what it grants, in the owner's words, and the endpoints it opens: the one table the routes take
+ * their scope from, and the OpenAPI document and the settings screen describe the scopes from. Endpoints
+ * are written as the routes are.
  */
 export const SCOPE_TABLE = {
   'catalogue:read': { grants: 'Read the catalogue of items.', endpoints: ['/catalogue', '/catalogue/:id'] },
