@@ -3,12 +3,10 @@
  * SQLite stores, count every table, build the real app over a store file the CLI writes to, and check a
  * key's checksum independently of src/keys (zlib's CRC-32, base62 written here again).
  */
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import assert from 'node:assert/strict';
 import { after } from 'node:test';
@@ -19,41 +17,12 @@ import { buildApp, type App } from '../../src/http/app.js';
 import { SqliteMeter } from '../../src/metering/sqlite-meter.js';
 import { migrateToLatest, openStore, type Store } from '../../src/store/database.js';
 import type { Database } from '../../src/store/schema.js';
+import { runCli, type CliResult } from './server-process.js';
 
-export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const V1 = '/developer/v1';
 
-export interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Environment variables the CLI reads; inherited values are dropped so a developer's shell cannot leak in. */
-const CONFIG_VARS = ['DATABASE_URL', 'REDIS_URL', 'REDIS_CLUSTER_URLS', 'HOST', 'PORT', 'OPS_PORT', 'KEY_PREFIX', 'PLAN_LIMITS', 'LOG_LEVEL'];
-
-/** Runs `shelfapi <args>` from source (node --import tsx src/cli/bin.ts), with cwd at the checkout root. */
-export function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  const base: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env)) {
-    if (value !== undefined && !CONFIG_VARS.includes(name) && !name.startsWith('NODE_TEST')) base[name] = value;
-  }
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/bin.ts', ...args], {
-      cwd: ROOT,
-      env: { ...base, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
-    child.on('error', reject);
-    child.on('close', (code) =>
-      resolvePromise({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }),
-    );
-  });
-}
+// One way to run the CLI for every test (test/helpers/server-process.ts): from source, in a clean environment.
+export { runCli, type CliResult } from './server-process.js';
 
 /**
  * Runs several independent CLI invocations side by side, at most `limit` at a time (each child compiles the

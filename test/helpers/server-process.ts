@@ -41,7 +41,10 @@ export async function waitFor(check: () => Promise<boolean>, what: string, timeo
   }
 }
 
-/** Runs the CLI from source (no build needed) with the given environment. */
+/**
+ * Runs the CLI from source (no build needed) with the given environment. Of the test runner's own
+ * environment only PATH and HOME are passed on, so that no setting in a developer's shell reaches the CLI.
+ */
 export function cliProcess(args: string[], env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', 'src/cli/bin.ts', ...args], {
     cwd: ROOT,
@@ -90,15 +93,26 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   };
 }
 
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
 /** Runs a CLI command to its end: exit code, stdout, stderr. */
-export async function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
   const child = cliProcess(args, env);
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
-  return { code, stdout, stderr };
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  child.stdout?.on('data', (chunk: Buffer) => out.push(chunk));
+  child.stderr?.on('data', (chunk: Buffer) => err.push(chunk));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    // 'close', not 'exit': by then stdout and stderr have been read to their end.
+    child.once('close', (code) =>
+      resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }),
+    );
+  });
 }
 
 /** Fails when a server process answered 500 server_error (it logs 'unexpected error' for each), quoting them. */

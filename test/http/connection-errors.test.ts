@@ -15,6 +15,14 @@ interface RawAnswer {
   elapsedMs: number;
 }
 
+/** Starts the app listening on 127.0.0.1 at a port the system picks, and returns that port. */
+async function listenOnFreePort(ctx: TestContext): Promise<number> {
+  await ctx.app.listen({ host: '127.0.0.1', port: 0 });
+  const address = ctx.app.server.address();
+  assert.ok(address !== null && typeof address === 'object');
+  return address.port;
+}
+
 function open(port: number): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1', () => resolve(socket));
@@ -79,10 +87,7 @@ describe('requests refused by the HTTP layer, on a listening server', () => {
   before(async () => {
     // Short timeouts, so that the slow-headers case answers in about a second.
     ctx = await createTestContext({ env: { HEADERS_TIMEOUT_MS: '1000', REQUEST_TIMEOUT_MS: '2000' } });
-    await ctx.app.listen({ host: '127.0.0.1', port: 0 });
-    const address = ctx.app.server.address();
-    assert.ok(address !== null && typeof address === 'object');
-    port = address.port;
+    port = await listenOnFreePort(ctx);
   });
   after(async () => {
     // Closing also checks that no request ended in a 500 (test/helpers/test-app.ts).
@@ -172,10 +177,7 @@ describe('a cap on open connections', () => {
   let port: number;
   before(async () => {
     ctx = await createTestContext({ env: { MAX_CONNECTIONS: '2' } });
-    await ctx.app.listen({ host: '127.0.0.1', port: 0 });
-    const address = ctx.app.server.address();
-    assert.ok(address !== null && typeof address === 'object');
-    port = address.port;
+    port = await listenOnFreePort(ctx);
   });
   after(async () => {
     await ctx.close();
@@ -206,11 +208,9 @@ describe('a server draining on SIGTERM', () => {
     const ctx = await createTestContext();
     let closing: Promise<void> | null = null;
     try {
-      await ctx.app.listen({ host: '127.0.0.1', port: 0 });
-      const address = ctx.app.server.address();
-      assert.ok(address !== null && typeof address === 'object');
+      const port = await listenOnFreePort(ctx);
       // A connection with a request under way (its headers half sent) is not idle: the drain waits for it.
-      const socket = await open(address.port);
+      const socket = await open(port);
       const chunks: Buffer[] = [];
       socket.on('data', (chunk: Buffer) => chunks.push(chunk));
       const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));

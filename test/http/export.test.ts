@@ -275,6 +275,15 @@ describe('GET /prices/export.csv: a large catalogue', () => {
     await ctx.close();
   });
 
+  /** The whole export as a stream the test reads when it chooses: until then, back-pressure holds it open. */
+  const streamedExport = (): Promise<LightMyRequestResponse> =>
+    ctx.app.inject({
+      method: 'GET',
+      url: `${V1}/prices/export.csv`,
+      headers: { 'x-api-key': ctx.loaded.keys.alice! },
+      payloadAsStream: true,
+    });
+
   it('exports every one of the 5,000 rows, in ascending masterItemId, each from the latest record', async () => {
     assert.equal(expected.length, BIG);
     const res = await ctx.get(`${V1}/prices/export.csv`);
@@ -318,12 +327,7 @@ describe('GET /prices/export.csv: a large catalogue', () => {
   it('another request is answered while an export is still streaming', async () => {
     // The export's body is not read until /me has been answered: under back-pressure it cannot finish
     // before that, so /me is provably served in the middle of the export.
-    const exportRes = await ctx.app.inject({
-      method: 'GET',
-      url: `${V1}/prices/export.csv`,
-      headers: { 'x-api-key': ctx.loaded.keys.alice! },
-      payloadAsStream: true,
-    });
+    const exportRes = await streamedExport();
     assert.equal(exportRes.statusCode, 200);
     const stream = exportRes.stream();
     const me = await ctx.get(`${V1}/me`);
@@ -340,12 +344,7 @@ describe('GET /prices/export.csv: a large catalogue', () => {
   });
 
   it('an export still streaming at the request deadline (1.2 s) is streamed to its end, not cut off', async () => {
-    const exportRes = await ctx.app.inject({
-      method: 'GET',
-      url: `${V1}/prices/export.csv`,
-      headers: { 'x-api-key': ctx.loaded.keys.alice! },
-      payloadAsStream: true,
-    });
+    const exportRes = await streamedExport();
     assert.equal(exportRes.statusCode, 200);
     // A slow reader: nothing is read until well past the deadline, so back-pressure holds the export open.
     await new Promise((resolve) => setTimeout(resolve, 1600));
