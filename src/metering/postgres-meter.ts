@@ -14,9 +14,8 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
 import type { Admission, AdmitRequest, KeyDailyUsage, Meter } from './meter.js';
-import { MeterUnavailableError } from './meter.js';
+import { MeterUnavailableError, settleMeterBy } from './meter.js';
 import { WINDOW_MS, dayOf, periodOf } from './periods.js';
-import { settleBy } from '../deadline.js';
 
 /** Advisory locks are one namespace per database: this class keeps to its own (two-int form). */
 const LOCK_CLASS = 0x5e1f;
@@ -71,11 +70,7 @@ export class PostgresMeter implements Meter {
         throw error;
       }
     });
-    try {
-      return await settleBy(giveUpAt, transaction, 'metering', onLate);
-    } catch (error) {
-      throw error instanceof MeterUnavailableError ? error : new MeterUnavailableError(error);
-    }
+    return settleMeterBy(giveUpAt, transaction, 'metering', onLate);
   }
 
   admit(r: AdmitRequest): Promise<Admission> {

@@ -23,7 +23,7 @@
 import { randomUUID } from 'node:crypto';
 import { Cluster, type Redis } from 'ioredis';
 import type { Admission, AdmitRequest, KeyDailyUsage, Meter } from './meter.js';
-import { MeterUnavailableError } from './meter.js';
+import { MeterUnavailableError, settleMeterBy } from './meter.js';
 import { connectRedis, redisReady, type RedisTarget, type ScriptedRedis } from './redis-client.js';
 import { WINDOW_MS, dayOf, monthBounds, periodOf } from './periods.js';
 import { settleBy } from '../deadline.js';
@@ -168,12 +168,7 @@ export class RedisMeter implements Meter {
       r.keyId,
       giveUpAt - REPLY_MARGIN_MS,
     ]) as Promise<number[]>;
-    let result: number[];
-    try {
-      result = await settleBy(giveUpAt, reply, 'metering', (late) => this.undo(keys, member, r.quota && late[4] === 1 && late[0] === 1));
-    } catch (error) {
-      throw error instanceof MeterUnavailableError ? error : new MeterUnavailableError(error);
-    }
+    const result = await settleMeterBy(giveUpAt, reply, 'metering', (late) => this.undo(keys, member, r.quota && late[4] === 1 && late[0] === 1));
     const [allowed = -1, remaining = 0, oldest = -1, used = 0, quotaAllowed = 0] = result;
     if (allowed === -1) throw new MeterUnavailableError(new Error('Redis ran the admission after its deadline'));
     if (allowed === 0) {
@@ -196,12 +191,7 @@ export class RedisMeter implements Meter {
   async refund(accountId: number, keyId: number, period: string, day: string, deadline?: number): Promise<void> {
     const giveUpAt = deadline ?? Date.now() + COMMAND_TIMEOUT_MS;
     const reply = this.script('meterRefund', [this.key(accountId, 'quota', period), this.key(accountId, 'keyday', keyId, day)], [giveUpAt - REPLY_MARGIN_MS]);
-    let done: unknown;
-    try {
-      done = await settleBy(giveUpAt, reply, 'the give-back');
-    } catch (error) {
-      throw error instanceof MeterUnavailableError ? error : new MeterUnavailableError(error);
-    }
+    const done = await settleMeterBy(giveUpAt, reply, 'the give-back');
     if (done !== 1) throw new MeterUnavailableError(new Error('Redis ran the give-back after its deadline'));
   }
 
