@@ -26,6 +26,12 @@ const REFUND_TOKEN_KEPT_MS = 86_400_000;
 /** The commit's deadline is this much before the server gives up: the time its reply has to come back. */
 const REPLY_MARGIN_MS = 200;
 
+/** Serializes the meter's transactions of one account until the transaction ends. */
+async function lockAccount(trx: Kysely<Database>, accountId: number): Promise<void> {
+  // Ids past 2^31 share a lock with another account: that only serializes the two, never miscounts.
+  await sql`select pg_advisory_xact_lock(${LOCK_CLASS}::int, ${accountId % 2_147_483_647}::int)`.execute(trx);
+}
+
 /**
  * COMMIT, unless PostgreSQL's clock is past `deadline` (epoch ms) when it gets to it. Both statements go in
  * one simple-protocol message, so the check runs right before the COMMIT whenever PostgreSQL runs them,
@@ -83,7 +89,7 @@ export class PostgresMeter implements Meter {
     if (!admission.burst.allowed) return;
     const counted = r.quota && admission.quota?.allowed === true;
     const work = this.db.transaction().execute(async (trx) => {
-      await sql`select pg_advisory_xact_lock(${LOCK_CLASS}::int, ${r.accountId % 2_147_483_647}::int)`.execute(trx);
+      await lockAccount(trx, r.accountId);
       const removed = await sql`
         delete from burst_events where ctid = (
           select ctid from burst_events where account_id = ${r.accountId} and at_ms = ${r.now} limit 1
@@ -99,8 +105,7 @@ export class PostgresMeter implements Meter {
 
   /** The admission's statements, inside the transaction admit() opened on `trx`. */
   private async decide(trx: Kysely<Database>, r: AdmitRequest): Promise<Admission> {
-    // Ids past 2^31 share a lock with another account: that only serializes the two, never miscounts.
-    await sql`select pg_advisory_xact_lock(${LOCK_CLASS}::int, ${r.accountId % 2_147_483_647}::int)`.execute(trx);
+    await lockAccount(trx, r.accountId);
     const pruned = await trx
       .deleteFrom('burst_events')
       .where('account_id', '=', r.accountId)
