@@ -14,6 +14,7 @@ import { MeterUnavailableError } from './meter.js';
 import { WINDOW_MS, dayOf, periodOf } from './periods.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SQLITE_BUSY_TIMEOUT_MS } from '../store/database.js';
+import { withBusyTimeout } from './sqlite-busy-timeout.js';
 
 /**
  * Waiting for another process's write lock. better-sqlite3 waits synchronously, blocking the event loop for
@@ -123,19 +124,9 @@ export class SqliteMeter implements Meter {
     }
   }
 
-  /**
-   * One attempt at a write transaction, waiting at most LOCK_SPIN_MS for the lock. The connection is shared
-   * with the store, and better-sqlite3 is synchronous: nothing else runs on it between setting the short
-   * timeout and putting the store's back.
-   */
+  /** One attempt at a write transaction, waiting at most LOCK_SPIN_MS for the lock. */
   private attempt<T>(fn: () => T): T {
-    const timeout = this.conn.pragma('busy_timeout', { simple: true }) as number;
-    this.conn.pragma(`busy_timeout = ${LOCK_SPIN_MS}`);
-    try {
-      return fn();
-    } finally {
-      this.conn.pragma(`busy_timeout = ${timeout}`);
-    }
+    return withBusyTimeout(this.conn, LOCK_SPIN_MS, fn);
   }
 
   /** The next pause while the file stays locked: RETRY_FIRST_MS, doubling up to RETRY_MAX_MS. */
