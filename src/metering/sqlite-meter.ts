@@ -43,8 +43,7 @@ export class SqliteMeter implements Meter {
   private readonly admitBatch: (requests: AdmitRequest[]) => Admission[];
   private pending: Pending[] = [];
   private flushScheduled = false;
-  private readonly refundStmt: SqliteDatabase.Statement;
-  private readonly refundDayStmt: SqliteDatabase.Statement;
+  private readonly giveBack: (accountId: number, keyId: number, period: string, day: string) => void;
   private readonly usedStmt: SqliteDatabase.Statement;
   private readonly keyUsageStmt: SqliteDatabase.Statement;
   private readonly lastUsedStmt: SqliteDatabase.Statement;
@@ -102,12 +101,16 @@ export class SqliteMeter implements Meter {
     };
     this.admitBatch = conn.transaction((requests: AdmitRequest[]) => requests.map(admit)).immediate;
 
-    this.refundStmt = conn.prepare(
+    const refund = conn.prepare(
       'UPDATE quota_usage SET used = used - 1 WHERE account_id = ? AND period = ? AND used > 0',
     );
-    this.refundDayStmt = conn.prepare(
+    const refundDay = conn.prepare(
       'UPDATE key_usage_daily SET requests = requests - 1 WHERE key_id = ? AND day = ? AND requests > 0',
     );
+    this.giveBack = conn.transaction((accountId: number, keyId: number, period: string, day: string) => {
+      refund.run(accountId, period);
+      refundDay.run(keyId, day);
+    }).immediate;
     this.usedStmt = usedNow;
     this.lastUsedStmt = conn.prepare('SELECT last_used_at AS at FROM api_keys WHERE id = ?');
     this.burstUsedStmt = conn.prepare('SELECT count(*) FROM burst_events WHERE account_id = ? AND at_ms > ? AND at_ms <= ?').pluck();
@@ -197,12 +200,8 @@ export class SqliteMeter implements Meter {
   }
 
   async refund(accountId: number, keyId: number, period: string, day: string, deadline?: number): Promise<void> {
-    const giveBack = this.conn.transaction(() => {
-      this.refundStmt.run(accountId, period);
-      this.refundDayStmt.run(keyId, day);
-    }).immediate;
     try {
-      await this.write(giveBack, deadline ?? Date.now() + SQLITE_BUSY_TIMEOUT_MS);
+      await this.write(() => this.giveBack(accountId, keyId, period, day), deadline ?? Date.now() + SQLITE_BUSY_TIMEOUT_MS);
     } catch (err) {
       throw new MeterUnavailableError(err);
     }
