@@ -26,6 +26,7 @@ import type { Admission, AdmitRequest, KeyDailyUsage, Meter } from './meter.js';
 import { MeterUnavailableError, settleMeterBy } from './meter.js';
 import { connectRedis, redisReady, type RedisTarget, type ScriptedRedis } from './redis-client.js';
 import { WINDOW_MS, dayOf, monthBounds, periodOf } from './periods.js';
+import { daysBetween } from './usage-stats.js';
 import { settleBy } from '../deadline.js';
 
 /** How long an admission without a request deadline (the CLI, tests), or a readiness ping, waits for Redis. */
@@ -204,16 +205,11 @@ export class RedisMeter implements Meter {
   }
 
   async keyUsage(accountId: number, keyId: number, sinceDay: string, untilDay = dayOf(Date.now())): Promise<KeyDailyUsage[]> {
-    const days: string[] = [];
-    const end = Date.parse(`${untilDay}T00:00:00.000Z`);
-    for (let ms = Date.parse(`${sinceDay}T00:00:00.000Z`); ms <= end; ms += 86_400_000) days.push(dayOf(ms));
+    const days = daysBetween(sinceDay, untilDay);
     if (days.length === 0) return [];
     try {
       const counts = await this.redis.mget(...days.map((d) => this.key(accountId, 'keyday', keyId, d)));
-      return days
-        .map((day, i) => ({ day, requests: Number(counts[i] ?? 0) }))
-        .filter((d) => d.requests > 0)
-        .reverse();
+      return days.map((day, i) => ({ day, requests: Number(counts[i] ?? 0) })).filter((d) => d.requests > 0);
     } catch (error) {
       throw new MeterUnavailableError(error);
     }
