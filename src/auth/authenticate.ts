@@ -25,13 +25,19 @@ export interface AuthDeps {
 
 const unauthorized = (message: string) => new AuthError('unauthorized', message);
 
-/** Every value of a header, in order, from Node's raw header lines (`[name, value, name, value, ...]`). */
-function headerValues(rawHeaders: readonly string[], name: string): string[] {
-  const values: string[] = [];
+/**
+ * Every value of the two key headers, in order, from Node's raw header lines (`[name, value, name, value,
+ * ...]`), in one pass: every request reads them.
+ */
+function keyHeaderValues(rawHeaders: readonly string[]): { authorization: string[]; apiKey: string[] } {
+  const authorization: string[] = [];
+  const apiKey: string[] = [];
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    if ((rawHeaders[i] as string).toLowerCase() === name) values.push(rawHeaders[i + 1] as string);
+    const name = (rawHeaders[i] as string).toLowerCase();
+    if (name === 'authorization') authorization.push(rawHeaders[i + 1] as string);
+    else if (name === 'x-api-key') apiKey.push(rawHeaders[i + 1] as string);
   }
-  return values;
+  return { authorization, apiKey };
 }
 
 /**
@@ -56,8 +62,7 @@ export class RefusedKeyError extends AuthError {
  * its parsed headers cannot tell that a key header was given twice.
  */
 export function presentedKey(rawHeaders: readonly string[]): string {
-  const authorization = headerValues(rawHeaders, 'authorization');
-  const apiKey = headerValues(rawHeaders, 'x-api-key');
+  const { authorization, apiKey } = keyHeaderValues(rawHeaders);
   if (authorization.length > 0 && apiKey.length > 0) {
     throw unauthorized('Present the key in exactly one of Authorization and X-API-Key, not both.');
   }

@@ -48,12 +48,6 @@ export function isLiveKey(key: KeyTimes, now: number): boolean {
   return status === 'active' || status === 'expires_soon';
 }
 
-/** True while the key still answers requests (live or retiring). */
-export function isWorkingKey(key: KeyTimes, now: number): boolean {
-  const { status } = keyStatus(key, now);
-  return status !== 'expired' && status !== 'revoked';
-}
-
 /** Shown in the account's key list: everything working, and what ended within the last 90 days. */
 export function isListedKey(key: KeyTimes, now: number): boolean {
   const { status, at } = keyStatus(key, now);

@@ -12,6 +12,7 @@ import type SqliteDatabase from 'better-sqlite3';
 import { sql, type Compilable, type Kysely } from 'kysely';
 import type { Store } from '../store/database.js';
 import type { Database } from '../store/schema.js';
+import { withBusyTimeout } from './sqlite-busy-timeout.js';
 import { BufferedUsageStats, outcomesByDay, REJECTIONS_KEPT, type DayOutcomes, type LastUse, type Rejection, type StatsBatch } from './usage-stats.js';
 
 /** Rows per statement: well under SQLite's limit of bound parameters. */
@@ -113,17 +114,13 @@ export class DatabaseUsageStats extends BufferedUsageStats {
     // An operator's transaction open on this connection (never in a serving process): do not join it.
     if (conn.inTransaction) throw new Error('the store connection is inside a transaction; written at the next flush');
     const compiled = queries.map((q) => q.compile());
-    const timeout = conn.pragma('busy_timeout', { simple: true }) as number;
-    conn.pragma('busy_timeout = 0');
-    try {
+    withBusyTimeout(conn, 0, () =>
       conn
         .transaction(() => {
           for (const q of compiled) conn.prepare(q.sql).run(...(q.parameters as unknown[]));
         })
-        .immediate();
-    } finally {
-      conn.pragma(`busy_timeout = ${timeout}`);
-    }
+        .immediate(),
+    );
   }
 
   async keyOutcomes(_accountId: number, keyId: number, sinceDay: string, untilDay: string): Promise<DayOutcomes[]> {

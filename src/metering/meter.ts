@@ -3,6 +3,7 @@
  * sliding 60-second burst window and, when asked, its calendar-month quota, atomically: with K slots left
  * and N requests in flight, exactly K are admitted, whichever server they reach. A "no" is a value.
  */
+import { settleBy } from '../deadline.js';
 import type { PlanLimits } from '../domain/scopes.js';
 
 export interface AdmitRequest {
@@ -81,5 +82,14 @@ export class MeterUnavailableError extends Error {
   constructor(cause: unknown) {
     super('usage metering is temporarily unavailable', { cause });
     this.name = 'MeterUnavailableError';
+  }
+}
+
+/** settleBy (deadline.ts) for a meter's store: any failure, the deadline's included, is a MeterUnavailableError. */
+export async function settleMeterBy<T>(deadline: number, work: Promise<T>, what: string, onLate?: (value: T) => void): Promise<T> {
+  try {
+    return await settleBy(deadline, work, what, onLate);
+  } catch (error) {
+    throw error instanceof MeterUnavailableError ? error : new MeterUnavailableError(error);
   }
 }

@@ -14,9 +14,8 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
 import type { Admission, AdmitRequest, KeyDailyUsage, Meter } from './meter.js';
-import { MeterUnavailableError } from './meter.js';
+import { MeterUnavailableError, settleMeterBy } from './meter.js';
 import { WINDOW_MS, dayOf, periodOf } from './periods.js';
-import { settleBy } from '../deadline.js';
 
 /** Advisory locks are one namespace per database: this class keeps to its own (two-int form). */
 const LOCK_CLASS = 0x5e1f;
@@ -26,6 +25,12 @@ const ADMIT_TIMEOUT_MS = 1500;
 const REFUND_TOKEN_KEPT_MS = 86_400_000;
 /** The commit's deadline is this much before the server gives up: the time its reply has to come back. */
 const REPLY_MARGIN_MS = 200;
+
+/** Serializes the meter's transactions of one account until the transaction ends. */
+async function lockAccount(trx: Kysely<Database>, accountId: number): Promise<void> {
+  // Ids past 2^31 share a lock with another account: that only serializes the two, never miscounts.
+  await sql`select pg_advisory_xact_lock(${LOCK_CLASS}::int, ${accountId % 2_147_483_647}::int)`.execute(trx);
+}
 
 /**
  * COMMIT, unless PostgreSQL's clock is past `deadline` (epoch ms) when it gets to it. Both statements go in
@@ -71,11 +76,7 @@ export class PostgresMeter implements Meter {
         throw error;
       }
     });
-    try {
-      return await settleBy(giveUpAt, transaction, 'metering', onLate);
-    } catch (error) {
-      throw error instanceof MeterUnavailableError ? error : new MeterUnavailableError(error);
-    }
+    return settleMeterBy(giveUpAt, transaction, 'metering', onLate);
   }
 
   admit(r: AdmitRequest): Promise<Admission> {
@@ -88,7 +89,7 @@ export class PostgresMeter implements Meter {
     if (!admission.burst.allowed) return;
     const counted = r.quota && admission.quota?.allowed === true;
     const work = this.db.transaction().execute(async (trx) => {
-      await sql`select pg_advisory_xact_lock(${LOCK_CLASS}::int, ${r.accountId % 2_147_483_647}::int)`.execute(trx);
+      await lockAccount(trx, r.accountId);
       const removed = await sql`
         delete from burst_events where ctid = (
           select ctid from burst_events where account_id = ${r.accountId} and at_ms = ${r.now} limit 1
@@ -104,8 +105,7 @@ export class PostgresMeter implements Meter {
 
   /** The admission's statements, inside the transaction admit() opened on `trx`. */
   private async decide(trx: Kysely<Database>, r: AdmitRequest): Promise<Admission> {
-    // Ids past 2^31 share a lock with another account: that only serializes the two, never miscounts.
-    await sql`select pg_advisory_xact_lock(${LOCK_CLASS}::int, ${r.accountId % 2_147_483_647}::int)`.execute(trx);
+    await lockAccount(trx, r.accountId);
     const pruned = await trx
       .deleteFrom('burst_events')
       .where('account_id', '=', r.accountId)

@@ -23,9 +23,10 @@
 import { randomUUID } from 'node:crypto';
 import { Cluster, type Redis } from 'ioredis';
 import type { Admission, AdmitRequest, KeyDailyUsage, Meter } from './meter.js';
-import { MeterUnavailableError } from './meter.js';
+import { MeterUnavailableError, settleMeterBy } from './meter.js';
 import { connectRedis, redisReady, type RedisTarget, type ScriptedRedis } from './redis-client.js';
 import { WINDOW_MS, dayOf, monthBounds, periodOf } from './periods.js';
+import { daysBetween } from './usage-stats.js';
 import { settleBy } from '../deadline.js';
 
 /** How long an admission without a request deadline (the CLI, tests), or a readiness ping, waits for Redis. */
@@ -168,12 +169,7 @@ export class RedisMeter implements Meter {
       r.keyId,
       giveUpAt - REPLY_MARGIN_MS,
     ]) as Promise<number[]>;
-    let result: number[];
-    try {
-      result = await settleBy(giveUpAt, reply, 'metering', (late) => this.undo(keys, member, r.quota && late[4] === 1 && late[0] === 1));
-    } catch (error) {
-      throw error instanceof MeterUnavailableError ? error : new MeterUnavailableError(error);
-    }
+    const result = await settleMeterBy(giveUpAt, reply, 'metering', (late) => this.undo(keys, member, r.quota && late[4] === 1 && late[0] === 1));
     const [allowed = -1, remaining = 0, oldest = -1, used = 0, quotaAllowed = 0] = result;
     if (allowed === -1) throw new MeterUnavailableError(new Error('Redis ran the admission after its deadline'));
     if (allowed === 0) {
@@ -196,12 +192,7 @@ export class RedisMeter implements Meter {
   async refund(accountId: number, keyId: number, period: string, day: string, deadline?: number): Promise<void> {
     const giveUpAt = deadline ?? Date.now() + COMMAND_TIMEOUT_MS;
     const reply = this.script('meterRefund', [this.key(accountId, 'quota', period), this.key(accountId, 'keyday', keyId, day)], [giveUpAt - REPLY_MARGIN_MS]);
-    let done: unknown;
-    try {
-      done = await settleBy(giveUpAt, reply, 'the give-back');
-    } catch (error) {
-      throw error instanceof MeterUnavailableError ? error : new MeterUnavailableError(error);
-    }
+    const done = await settleMeterBy(giveUpAt, reply, 'the give-back');
     if (done !== 1) throw new MeterUnavailableError(new Error('Redis ran the give-back after its deadline'));
   }
 
@@ -214,16 +205,11 @@ export class RedisMeter implements Meter {
   }
 
   async keyUsage(accountId: number, keyId: number, sinceDay: string, untilDay = dayOf(Date.now())): Promise<KeyDailyUsage[]> {
-    const days: string[] = [];
-    const end = Date.parse(`${untilDay}T00:00:00.000Z`);
-    for (let ms = Date.parse(`${sinceDay}T00:00:00.000Z`); ms <= end; ms += 86_400_000) days.push(dayOf(ms));
+    const days = daysBetween(sinceDay, untilDay);
     if (days.length === 0) return [];
     try {
       const counts = await this.redis.mget(...days.map((d) => this.key(accountId, 'keyday', keyId, d)));
-      return days
-        .map((day, i) => ({ day, requests: Number(counts[i] ?? 0) }))
-        .filter((d) => d.requests > 0)
-        .reverse();
+      return days.map((day, i) => ({ day, requests: Number(counts[i] ?? 0) })).filter((d) => d.requests > 0);
     } catch (error) {
       throw new MeterUnavailableError(error);
     }

@@ -14,6 +14,7 @@ import { MeterUnavailableError } from './meter.js';
 import { WINDOW_MS, dayOf, periodOf } from './periods.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SQLITE_BUSY_TIMEOUT_MS } from '../store/database.js';
+import { withBusyTimeout } from './sqlite-busy-timeout.js';
 
 /**
  * Waiting for another process's write lock. better-sqlite3 waits synchronously, blocking the event loop for
@@ -42,8 +43,7 @@ export class SqliteMeter implements Meter {
   private readonly admitBatch: (requests: AdmitRequest[]) => Admission[];
   private pending: Pending[] = [];
   private flushScheduled = false;
-  private readonly refundStmt: SqliteDatabase.Statement;
-  private readonly refundDayStmt: SqliteDatabase.Statement;
+  private readonly giveBack: (accountId: number, keyId: number, period: string, day: string) => void;
   private readonly usedStmt: SqliteDatabase.Statement;
   private readonly keyUsageStmt: SqliteDatabase.Statement;
   private readonly lastUsedStmt: SqliteDatabase.Statement;
@@ -101,12 +101,16 @@ export class SqliteMeter implements Meter {
     };
     this.admitBatch = conn.transaction((requests: AdmitRequest[]) => requests.map(admit)).immediate;
 
-    this.refundStmt = conn.prepare(
+    const refund = conn.prepare(
       'UPDATE quota_usage SET used = used - 1 WHERE account_id = ? AND period = ? AND used > 0',
     );
-    this.refundDayStmt = conn.prepare(
+    const refundDay = conn.prepare(
       'UPDATE key_usage_daily SET requests = requests - 1 WHERE key_id = ? AND day = ? AND requests > 0',
     );
+    this.giveBack = conn.transaction((accountId: number, keyId: number, period: string, day: string) => {
+      refund.run(accountId, period);
+      refundDay.run(keyId, day);
+    }).immediate;
     this.usedStmt = usedNow;
     this.lastUsedStmt = conn.prepare('SELECT last_used_at AS at FROM api_keys WHERE id = ?');
     this.burstUsedStmt = conn.prepare('SELECT count(*) FROM burst_events WHERE account_id = ? AND at_ms > ? AND at_ms <= ?').pluck();
@@ -123,19 +127,9 @@ export class SqliteMeter implements Meter {
     }
   }
 
-  /**
-   * One attempt at a write transaction, waiting at most LOCK_SPIN_MS for the lock. The connection is shared
-   * with the store, and better-sqlite3 is synchronous: nothing else runs on it between setting the short
-   * timeout and putting the store's back.
-   */
+  /** One attempt at a write transaction, waiting at most LOCK_SPIN_MS for the lock. */
   private attempt<T>(fn: () => T): T {
-    const timeout = this.conn.pragma('busy_timeout', { simple: true }) as number;
-    this.conn.pragma(`busy_timeout = ${LOCK_SPIN_MS}`);
-    try {
-      return fn();
-    } finally {
-      this.conn.pragma(`busy_timeout = ${timeout}`);
-    }
+    return withBusyTimeout(this.conn, LOCK_SPIN_MS, fn);
   }
 
   /** The next pause while the file stays locked: RETRY_FIRST_MS, doubling up to RETRY_MAX_MS. */
@@ -206,12 +200,8 @@ export class SqliteMeter implements Meter {
   }
 
   async refund(accountId: number, keyId: number, period: string, day: string, deadline?: number): Promise<void> {
-    const giveBack = this.conn.transaction(() => {
-      this.refundStmt.run(accountId, period);
-      this.refundDayStmt.run(keyId, day);
-    }).immediate;
     try {
-      await this.write(giveBack, deadline ?? Date.now() + SQLITE_BUSY_TIMEOUT_MS);
+      await this.write(() => this.giveBack(accountId, keyId, period, day), deadline ?? Date.now() + SQLITE_BUSY_TIMEOUT_MS);
     } catch (err) {
       throw new MeterUnavailableError(err);
     }

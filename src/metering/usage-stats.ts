@@ -201,11 +201,15 @@ export abstract class BufferedUsageStats implements UsageStats {
 
   record(request: RequestRecord): void {
     this.held.push(request);
-    if (this.timer === null) {
-      this.timer = setTimeout(() => void this.flush().catch(() => {}), FLUSH_DELAY_MS);
-      // A pending flush does not keep a process alive; close() writes what is left.
-      this.timer.unref();
-    }
+    this.scheduleFlush();
+  }
+
+  /** A flush FLUSH_DELAY_MS from now, unless one is pending already. */
+  private scheduleFlush(): void {
+    if (this.timer !== null) return;
+    this.timer = setTimeout(() => void this.flush().catch(() => {}), FLUSH_DELAY_MS);
+    // A pending flush does not keep a process alive; close() writes what is left.
+    this.timer.unref();
   }
 
   flush(): Promise<void> {
@@ -226,10 +230,7 @@ export abstract class BufferedUsageStats implements UsageStats {
         const kept = [...unwritten, ...this.held];
         this.dropped += Math.max(0, kept.length - MAX_HELD_RECORDS);
         this.held = kept.slice(-MAX_HELD_RECORDS);
-        if (this.timer === null) {
-          this.timer = setTimeout(() => void this.flush().catch(() => {}), FLUSH_DELAY_MS);
-          this.timer.unref();
-        }
+        this.scheduleFlush();
         throw error;
       }
     });

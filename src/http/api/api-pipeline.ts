@@ -139,6 +139,20 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
     });
   }
 
+  /** One meter call for the principal at the clock's now, and the rate-limit headers that state its outcome. */
+  async function admitNow(principal: Principal, quota: boolean, deadline: number) {
+    const now = clock.now();
+    const admission = await meter.admit({
+      accountId: principal.accountId,
+      keyId: principal.keyId,
+      limits: principal.limits,
+      quota,
+      now,
+      deadline,
+    });
+    return { now, admission, headers: rateLimitHeaders(principal.limits, admission.burst, admission.quota?.used ?? null, now) };
+  }
+
   const rateLimited = (limits: PlanLimits, resetInMs: number, headers: Record<string, string | number>) =>
     new ApiError('rate_limited', `Over the burst limit of ${limits.perMinute} requests per minute.`, {
       ...headers,
@@ -158,16 +172,7 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
     request.deadline = Date.now() + REQUEST_DEADLINE_MS;
     try {
       const principal = await settleBy(request.deadline, methodKeyAndPlan(request), 'the key lookup');
-      const now = clock.now();
-      const admission = await meter.admit({
-        accountId: principal.accountId,
-        keyId: principal.keyId,
-        limits: principal.limits,
-        quota: false,
-        now,
-        deadline: request.deadline,
-      });
-      const headers = rateLimitHeaders(principal.limits, admission.burst, admission.quota?.used ?? null, now);
+      const { admission, headers } = await admitNow(principal, false, request.deadline);
       if (!admission.burst.allowed) throw rateLimited(principal.limits, admission.burst.resetInMs, headers);
       reply.headers(headers);
       const code = (error as { code?: unknown }).code;
@@ -250,16 +255,7 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
         refusal = new ApiError('insufficient_scope', `This endpoint needs the '${meta.scope}' scope, which the key does not have.`);
       } else if (request.validationError) refusal = badRequest(request.validationError.message);
       const quota = refusal === null && !routeConfig.preflight && meta !== undefined && meta.quota;
-      const now = clock.now();
-      const admission = await meter.admit({
-        accountId: principal.accountId,
-        keyId: principal.keyId,
-        limits: principal.limits,
-        quota,
-        now,
-        deadline: request.deadline,
-      });
-      const headers = rateLimitHeaders(principal.limits, admission.burst, admission.quota?.used ?? null, now);
+      const { now, admission, headers } = await admitNow(principal, quota, request.deadline);
       if (!admission.burst.allowed) {
         metrics.outcome('rate_limited');
         throw rateLimited(principal.limits, admission.burst.resetInMs, headers);

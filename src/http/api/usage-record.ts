@@ -5,7 +5,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { KEY_PATTERN } from '../../keys/api-key.js';
-import { outcomeOf, type RequestRecord } from '../../metering/usage-stats.js';
+import { outcomeOf, type Rejection, type RequestRecord } from '../../metering/usage-stats.js';
 
 /** A path longer than this is kept cut short: enough to recognise a script's call. */
 const PATH_KEPT = 300;
@@ -15,9 +15,6 @@ export function usageRecord(request: FastifyRequest, status: number, now: number
   const key = principal ?? request.refusedKey;
   if (key === null) return null;
   const error = request.failure?.code ?? null;
-  const rejected = status >= 400;
-  const query = request.url.indexOf('?');
-  const path = (query === -1 ? request.url : request.url.slice(0, query)).replace(KEY_PATTERN, '[redacted]');
   return {
     accountId: key.accountId,
     keyId: key.keyId,
@@ -25,17 +22,22 @@ export function usageRecord(request: FastifyRequest, status: number, now: number
     outcome: outcomeOf({ status, error, counted: request.quotaCharge !== null, keyRefused: principal === null }),
     used: principal !== null,
     address: principal !== null ? request.ip : null,
-    rejection: rejected
-      ? {
-          at: new Date(now).toISOString(),
-          method: request.method,
-          path: path.length > PATH_KEPT ? `${path.slice(0, PATH_KEPT)}…` : path,
-          status,
-          error: error ?? String(status),
-          // Messages can quote what the client sent (a parameter's name): never a key.
-          message: (request.failure?.message ?? '').replace(KEY_PATTERN, '[redacted]'),
-          requestId: request.id,
-        }
-      : null,
+    rejection: status >= 400 ? rejection(request, status, error, now) : null,
+  };
+}
+
+/** What is kept of a rejected request; built only for those, since it scans the URL for keys. */
+function rejection(request: FastifyRequest, status: number, error: string | null, now: number): Rejection {
+  const query = request.url.indexOf('?');
+  const path = (query === -1 ? request.url : request.url.slice(0, query)).replace(KEY_PATTERN, '[redacted]');
+  return {
+    at: new Date(now).toISOString(),
+    method: request.method,
+    path: path.length > PATH_KEPT ? `${path.slice(0, PATH_KEPT)}…` : path,
+    status,
+    error: error ?? String(status),
+    // Messages can quote what the client sent (a parameter's name): never a key.
+    message: (request.failure?.message ?? '').replace(KEY_PATTERN, '[redacted]'),
+    requestId: request.id,
   };
 }
