@@ -5,6 +5,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Store } from '../store/database.js';
+import { countRows, pageRows } from '../store/repositories/page.js';
 import type { Database } from '../store/schema.js';
 import type { Actor } from './actor.js';
 
@@ -88,15 +89,9 @@ export async function listSecurityEvents(
   const page = options.page ?? 1;
   const since = new Date(options.now - SECURITY_LOG_KEPT_MS).toISOString();
   const base = store.db.selectFrom('security_events').where('account_id', '=', accountId).where('at', '>=', since);
-  const [rows, count] = await Promise.all([
-    base
-      .selectAll()
-      .orderBy('at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(pageSize)
-      .offset((page - 1) * pageSize)
-      .execute(),
-    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+  const [rows, total] = await Promise.all([
+    pageRows(base.selectAll().orderBy('at', 'desc').orderBy('id', 'desc'), { limit: pageSize, offset: (page - 1) * pageSize }),
+    countRows(base),
   ]);
   return {
     events: rows.map((r) => ({
@@ -108,7 +103,7 @@ export async function listSecurityEvents(
       key: r.key_id === null ? null : { id: r.key_id, name: r.key_name ?? '', hint: r.key_hint ?? '' },
       detail: r.detail,
     })),
-    total: Number(count.n),
+    total,
     page,
     pageSize,
   };

@@ -1,13 +1,14 @@
 /** Plain formatting the views share: numbers, UTC times, relative times. Pure functions of their input. */
+import { utcMinute } from '../../../services/time-text.js';
 
 const numberFormat = new Intl.NumberFormat('en-US');
 
 export const formatCount = (n: number) => numberFormat.format(n);
 
-/** "2026-11-24 08:12 UTC": the exact time, always UTC, as the contract's times are. */
+/** "2026-11-24 08:12 UTC": the exact time, always UTC, as the contract's times are (the log's and CLI's format). */
 export function formatUtc(iso: string): string {
-  const d = new Date(iso);
-  return `${d.toISOString().slice(0, 10)} ${d.toISOString().slice(11, 16)} UTC`;
+  // Through Date.parse: a time in another offset is shown in UTC, as before, not sliced as written.
+  return utcMinute(Date.parse(iso));
 }
 
 export function formatDay(day: string): string {
