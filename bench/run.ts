@@ -116,11 +116,12 @@ async function startShelfapi(name: string, env: Record<string, string>): Promise
   return { name, base: `http://127.0.0.1:${port}`, opsBase: `http://127.0.0.1:${opsPort}`, child };
 }
 
-async function startBaseline(): Promise<Target> {
+/** The raw node:http baseline, or one of its floors (bench/baseline-server.ts, BASELINE_MODE). */
+async function startBaseline(mode: 'plain' | 'headers' | 'fastify' = 'plain'): Promise<Target> {
   const port = nextPort++;
   const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'baseline-server.ts')], {
     cwd: ROOT,
-    env: { ...process.env, PORT: String(port) },
+    env: { ...process.env, PORT: String(port), BASELINE_MODE: mode },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   await waitUntilUp(`http://127.0.0.1:${port}/`, child);
@@ -526,6 +527,19 @@ async function main(): Promise<void> {
     base = wrk(baseline.base, ['/'], null, DURATION);
     baseline.child.kill('SIGKILL');
     rows.push({ scenario: 'raw node:http, fixed body', target: 'baseline', result: base, ratio: 1 });
+    // The floors: an item GET's response shape from raw node:http, then from one Fastify route, doing
+    // nothing else. No server that sends these bytes on this machine can pass them.
+    for (const [mode, scenario] of [
+      ['headers', "raw node:http, an item GET's headers and body"],
+      ['fastify', "one Fastify route, an item GET's headers and body"],
+    ] as const) {
+      const floor = await startBaseline(mode);
+      log(`floor (${mode}): ${DURATION} at ${CONNECTIONS} connections`);
+      wrk(floor.base, ['/'], null, WARMUP);
+      const result = wrk(floor.base, ['/'], null, DURATION);
+      floor.child.kill('SIGKILL');
+      rows.push({ scenario, target: 'floor', result, ratio: result.rps / base.rps });
+    }
   }
 
   for (const [store, start] of [['sqlite', startSqlite], ['postgres', startPostgres]] as const) {
