@@ -73,12 +73,12 @@ export async function createAccount(
   if (problem !== null) throw new InputError(`--email: ${JSON.stringify(input.email)} ${problem}`);
   const { email, plan, planStatus } = input;
   const id = await addAccount(store.db, store.dialect, { email, plan, planStatus, createdAt: new Date(input.now).toISOString() });
-  return (await getAccount(store.db, id))!;
+  return accountById(store.db, id);
 }
 
-/** The account, or NotFoundError. */
-export async function accountById(store: Store, accountId: number): Promise<AccountRecord> {
-  const account = await getAccount(store.db, accountId);
+/** The account, or NotFoundError. `db` may be a transaction. */
+export async function accountById(db: Kysely<Database>, accountId: number): Promise<AccountRecord> {
+  const account = await getAccount(db, accountId);
   if (!account) throw new NotFoundError(`account ${accountId} does not exist`);
   return account;
 }
@@ -95,8 +95,7 @@ export async function changePlan(
 ): Promise<AccountRecord> {
   const planStatus = planStatusFor(input.plan, input.planStatus);
   return withWriteTransaction(store, async (db) => {
-    const before = await getAccount(db, input.accountId);
-    if (!before) throw new NotFoundError(`account ${input.accountId} does not exist`);
+    const before = await accountById(db, input.accountId);
     await setPlan(db, input.accountId, input.plan, planStatus);
     if (before.plan !== input.plan || before.planStatus !== planStatus) {
       await recordSecurityEvent(db, {
@@ -107,8 +106,6 @@ export async function changePlan(
         detail: `plan from ${describePlan(before.plan, before.planStatus)} to ${describePlan(input.plan, planStatus)}`,
       });
     }
-    const after = await getAccount(db, input.accountId);
-    if (!after) throw new NotFoundError(`account ${input.accountId} does not exist`);
-    return after;
+    return accountById(db, input.accountId);
   });
 }

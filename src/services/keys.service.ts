@@ -13,11 +13,11 @@ import { isListedKey, isLiveKey, keyStatus } from '../keys/key-status.js';
 import type { Meter, KeyDailyUsage } from '../metering/meter.js';
 import { dayOf } from '../metering/periods.js';
 import type { Store } from '../store/database.js';
-import { getAccount } from '../store/repositories/account.repository.js';
 import { getKey, insertKey, listKeys, revokeKey as markRevoked, updateKey, type KeyRecord } from '../store/repositories/api-key.repository.js';
 import { canonicalTimestamp } from '../domain/timestamps.js';
 import type { Database } from '../store/schema.js';
 import { withWriteTransaction } from '../store/write-transaction.js';
+import { accountById } from './accounts.service.js';
 import type { Actor } from './actor.js';
 import { InputError, NotFoundError } from '../errors/input-error.js';
 import { recordSecurityEvent, type NewSecurityEvent } from './security-log.js';
@@ -122,8 +122,7 @@ export async function ownedKey(store: Store, accountId: number, keyId: number): 
 }
 
 async function activeAccount(db: Kysely<Database>, accountId: number, doing: string): Promise<void> {
-  const account = await getAccount(db, accountId);
-  if (!account) throw new NotFoundError(`account ${accountId} does not exist`);
+  const account = await accountById(db, accountId);
   if (account.plan === 'none' || account.planStatus !== 'active') {
     throw new InputError(`Developer API access is not active on account ${accountId}: keys can be viewed and revoked, not ${doing}, until it is renewed.`);
   }
@@ -365,7 +364,7 @@ export async function revokeKey(
  * only the keys the owner is shown: every working key, and expired or revoked ones for 90 days.
  */
 export async function accountKeys(store: Store, meter: Meter, accountId: number, now?: number): Promise<KeyRecord[]> {
-  if (!(await getAccount(store.db, accountId))) throw new NotFoundError(`account ${accountId} does not exist`);
+  await accountById(store.db, accountId);
   const all = await listKeys(store.db, accountId);
   const keys = now === undefined ? all : all.filter((k) => isListedKey(k, now));
   const lastUsed = await meter.lastUsed(accountId, keys.map((k) => k.id));

@@ -44,12 +44,12 @@ export async function overviewData(deps: AppDeps, accountId: number, now: number
   const days = lastDays(now, CHART_DAYS);
   const perDay = new Map<string, number>();
   // Every key that could have counted requests in the window, listed or not (a key revoked long ago counted none).
-  for (const key of keys) {
-    for (const usage of await meter.keyUsage(accountId, key.id, days[0]!, days[days.length - 1]!)) {
-      perDay.set(usage.day, (perDay.get(usage.day) ?? 0) + usage.requests);
-    }
-  }
-  const [used, burstUsed] = await Promise.all([meter.used(accountId, periodOf(now)), meter.burstUsed(accountId, now)]);
+  const [usages, used, burstUsed] = await Promise.all([
+    Promise.all(keys.map((key) => meter.keyUsage(accountId, key.id, days[0]!, days[days.length - 1]!))),
+    meter.used(accountId, periodOf(now)),
+    meter.burstUsed(accountId, now),
+  ]);
+  for (const usage of usages.flat()) perDay.set(usage.day, (perDay.get(usage.day) ?? 0) + usage.requests);
   return {
     now,
     plan: account.plan,

@@ -27,7 +27,7 @@ export function accountsLogCommand(): Command {
       const accountId = positiveInt('account id', id);
       const page = positiveInt('--page', options.page);
       await withStore(async ({ store, now }) => {
-        await accountById(store, accountId);
+        await accountById(store.db, accountId);
         const log = await listSecurityEvents(store, accountId, { page, now });
         if (options.json) return printJson(log);
         if (log.total === 0) return print(`Account ${accountId} has no security events in the last 90 days.`);
