@@ -47,6 +47,11 @@ describe('kept list answers follow every data write', () => {
       assert.equal(again.headers['etag'], tag);
       const notModified = await ctx.get(path, 'alice', { headers: { 'if-none-match': tag } });
       assert.equal(notModified.statusCode, 304);
+      const head = await ctx.get(path, 'alice', { method: 'HEAD' });
+      assert.equal(head.statusCode, 200);
+      assert.equal(head.headers['etag'], tag);
+      assert.equal(head.body, '');
+      assert.equal(head.headers['content-length'], String(Buffer.byteLength(first.body)));
 
       // Item 2 (Pokémon Snap, Nintendo 64): a new CIB price by another connection.
       const cib = (cibOf(first, 2) ?? 0) + 7;

@@ -153,12 +153,16 @@ export class IndexedSearch {
   }
 
   /**
-   * The query for filters with a search, or null when the index cannot answer it. `known` is the data
-   * version the caller has just read, if it has.
+   * The query for filters with a search (or any filters, for a list page: `lists`), or null when the index
+   * cannot answer it. `known` is the data version the caller has just read, if it has.
    */
-  private async prepare(filters: ItemFilters, known?: number): Promise<{ index: SearchIndex; version: number; query: IndexQuery } | null> {
-    if (filters.search === undefined) return null;
-    const terms = searchTerms(filters.search);
+  private async prepare(
+    filters: ItemFilters,
+    known?: number,
+    lists = false,
+  ): Promise<{ index: SearchIndex; version: number; query: IndexQuery } | null> {
+    if (filters.search === undefined && !lists) return null;
+    const terms = filters.search === undefined ? [] : searchTerms(filters.search);
     if (!SearchIndex.answers(terms)) return null;
     const version = known ?? (await this.dataVersion());
     const index = this.current(version);
@@ -177,11 +181,13 @@ export class IndexedSearch {
   }
 
   /**
-   * A /catalogue search page from the index, or null when the store must answer it. `dataVersion`: the
-   * version the caller has just read (else it is read here); the page is for that version or null.
+   * A /catalogue page from the index, or null when the store must answer it: a search's, and a list's under
+   * platform, category or UPC too (its total a popcount, a deep offset a skip over words, where the store
+   * counts and steps through rows). `dataVersion`: the version the caller has just read (else it is read
+   * here); the page is for that version or null.
    */
   async listCatalogue(filters: ItemFilters, page: PageRequest, dataVersion?: number): Promise<Page<CatalogueItem> | null> {
-    const prepared = await this.prepare(filters, dataVersion);
+    const prepared = await this.prepare(filters, dataVersion, true);
     if (prepared === null) return null;
     const found = prepared.index.page(prepared.query, page.offset, page.limit);
     if (found === null) return null;
@@ -190,9 +196,9 @@ export class IndexedSearch {
     return toPage(rows.map(({ dataVersion: _version, ...item }) => item), found.total, page);
   }
 
-  /** A /prices search page from the index, or null when the store must answer it (`dataVersion` as for listCatalogue). */
+  /** A /prices page from the index, or null when the store must answer it (as for listCatalogue). */
   async listPrices(filters: PriceFilters, page: PageRequest, dataVersion?: number): Promise<Page<PriceRow> | null> {
-    const prepared = await this.prepare(filters, dataVersion);
+    const prepared = await this.prepare(filters, dataVersion, true);
     if (prepared === null) return null;
     const found = prepared.index.page({ ...prepared.query, pricedOnly: true }, page.offset, page.limit);
     if (found === null) return null;
