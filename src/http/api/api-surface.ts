@@ -13,6 +13,7 @@ import { IndexedSearch } from '../../store/search/indexed-search.js';
 import { PriceGuide } from '../../export/price-guide.js';
 import { registerOpenApi } from './openapi.js';
 import { registerReferencePage } from './reference-page.js';
+import { ListAnswers } from './routes/list-answers.js';
 import { registerRoutes } from './routes/index.js';
 
 export const API_PREFIX = '/developer/v1';
@@ -48,7 +49,7 @@ export async function registerApiRoutes(app: App, deps: AppDeps, queries: HotQue
   app.addHook('onReady', async () => guide.start());
   app.addHook('onClose', async () => guide.close());
   await app.register(
-    async (api) => registerRoutes(api as unknown as App, { ...deps, queries, cache: new ReadCache(queries.dataVersion), scans, search, guide }),
+    async (api) => registerRoutes(api as unknown as App, { ...deps, queries, cache: new ReadCache(queries.dataVersion), scans, search, guide, answers: new ListAnswers() }),
     { prefix: API_PREFIX },
   );
 }

@@ -26,15 +26,6 @@ export function popcount32(x: number): number {
   return Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
 }
 
-export function count(bits: Bitset): number {
-  let n = 0;
-  for (let i = 0; i < bits.length; i++) {
-    const word = bits[i]!;
-    if (word !== 0) n += popcount32(word);
-  }
-  return n;
-}
-
 /** Ordinals of the set bits from the `skip`-th one on, at most `take` of them, ascending. */
 export function ordinals(bits: Bitset, skip: number, take: number): number[] {
   const out: number[] = [];
@@ -57,4 +48,27 @@ export function ordinals(bits: Bitset, skip: number, take: number): number[] {
     }
   }
   return out;
+}
+
+/**
+ * The number of set bits and the ordinals of the page from the `skip`-th one on (at most `take`), in one
+ * pass over the words: a search's total and its page together.
+ */
+export function countAndPage(bits: Bitset, skip: number, take: number): { total: number; ordinals: number[] } {
+  const out: number[] = [];
+  let total = 0;
+  for (let i = 0; i < bits.length; i++) {
+    let word = bits[i]!;
+    if (word === 0) continue;
+    const n = popcount32(word);
+    if (out.length < take && total + n > skip) {
+      for (let seen = total; word !== 0 && out.length < take; seen++) {
+        const low = word & -word;
+        if (seen >= skip) out.push(i * 32 + (31 - Math.clz32(low)));
+        word ^= low;
+      }
+    }
+    total += n;
+  }
+  return { total, ordinals: out };
 }

@@ -12,13 +12,15 @@
  * Until it is ready, the store answers as it always did (correct, slower).
  */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { sql } from 'kysely';
+import { sql, type Compilable, type Kysely } from 'kysely';
 import type { FastifyBaseLogger } from 'fastify';
 import { openSqliteConnection, type Store } from '../database.js';
+import { prepareQuery, type PreparedQuery } from '../prepared-query.js';
 import { catalogueColumns, type CatalogueItem, type ItemFilters } from '../repositories/catalogue.repository.js';
 import { toPage, type Page, type PageRequest } from '../repositories/page.js';
 import { EXPORT_BATCH_ROWS, EXPORT_COLUMNS, exportPriceBatches, type ExportRow } from '../repositories/price-export.js';
 import { priceColumns, type PriceFilters, type PriceRow } from '../repositories/price.repository.js';
+import type { Database } from '../schema.js';
 import { searchTerms } from '../search-text.js';
 import { readSearchIndex } from './read-search-index.js';
 import { SearchIndex, type IndexQuery } from './search-index.js';
@@ -48,6 +50,19 @@ export class IndexedSearch {
   private closed = false;
   private failing = false;
   private lastFailure = 0;
+  /** A page's rows by id with the data version, prepared once per number of ids. */
+  private readonly catalogueRows = new RowsByIds((db, ids) =>
+    db.selectFrom('catalogue_items as c').select(catalogueColumns).select(dataVersionColumn).where('c.master_item_id', 'in', ids).orderBy('c.master_item_id'),
+  );
+  private readonly priceRows = new RowsByIds((db, ids) =>
+    db
+      .selectFrom('current_prices as p')
+      .innerJoin('catalogue_items as c', 'c.master_item_id', 'p.master_item_id')
+      .select(priceColumns)
+      .select(dataVersionColumn)
+      .where('c.master_item_id', 'in', ids)
+      .orderBy('c.master_item_id'),
+  );
 
   constructor(
     private readonly store: Store,
@@ -137,12 +152,19 @@ export class IndexedSearch {
     return null;
   }
 
-  /** The query for filters with a search, or null when the index cannot answer it. */
-  private async prepare(filters: ItemFilters): Promise<{ index: SearchIndex; version: number; query: IndexQuery } | null> {
-    if (filters.search === undefined) return null;
-    const terms = searchTerms(filters.search);
+  /**
+   * The query for filters with a search (or any filters, for a list page: `lists`), or null when the index
+   * cannot answer it. `known` is the data version the caller has just read, if it has.
+   */
+  private async prepare(
+    filters: ItemFilters,
+    known?: number,
+    lists = false,
+  ): Promise<{ index: SearchIndex; version: number; query: IndexQuery } | null> {
+    if (filters.search === undefined && !lists) return null;
+    const terms = filters.search === undefined ? [] : searchTerms(filters.search);
     if (!SearchIndex.answers(terms)) return null;
-    const version = await this.dataVersion();
+    const version = known ?? (await this.dataVersion());
     const index = this.current(version);
     if (index === null) return null;
     const within =
@@ -158,43 +180,29 @@ export class IndexedSearch {
     };
   }
 
-  /** A /catalogue search page from the index, or null when the store must answer it. */
-  async listCatalogue(filters: ItemFilters, page: PageRequest): Promise<Page<CatalogueItem> | null> {
-    const prepared = await this.prepare(filters);
+  /**
+   * A /catalogue page from the index, or null when the store must answer it: a search's, and a list's under
+   * platform, category or UPC too (its total a popcount, a deep offset a skip over words, where the store
+   * counts and steps through rows). `dataVersion`: the version the caller has just read (else it is read
+   * here); the page is for that version or null.
+   */
+  async listCatalogue(filters: ItemFilters, page: PageRequest, dataVersion?: number): Promise<Page<CatalogueItem> | null> {
+    const prepared = await this.prepare(filters, dataVersion, true);
     if (prepared === null) return null;
     const found = prepared.index.page(prepared.query, page.offset, page.limit);
     if (found === null) return null;
-    const rows =
-      found.ids.length === 0
-        ? []
-        : await this.store.db
-            .selectFrom('catalogue_items as c')
-            .select(catalogueColumns)
-            .select(dataVersionColumn)
-            .where('c.master_item_id', 'in', found.ids)
-            .orderBy('c.master_item_id')
-            .execute();
+    const rows = found.ids.length === 0 ? [] : await this.catalogueRows.run(this.store, found.ids);
     if (!(await this.unchanged(prepared.version, rows))) return null;
     return toPage(rows.map(({ dataVersion: _version, ...item }) => item), found.total, page);
   }
 
-  /** A /prices search page from the index, or null when the store must answer it. */
-  async listPrices(filters: PriceFilters, page: PageRequest): Promise<Page<PriceRow> | null> {
-    const prepared = await this.prepare(filters);
+  /** A /prices page from the index, or null when the store must answer it (as for listCatalogue). */
+  async listPrices(filters: PriceFilters, page: PageRequest, dataVersion?: number): Promise<Page<PriceRow> | null> {
+    const prepared = await this.prepare(filters, dataVersion, true);
     if (prepared === null) return null;
     const found = prepared.index.page({ ...prepared.query, pricedOnly: true }, page.offset, page.limit);
     if (found === null) return null;
-    const rows =
-      found.ids.length === 0
-        ? []
-        : await this.store.db
-            .selectFrom('current_prices as p')
-            .innerJoin('catalogue_items as c', 'c.master_item_id', 'p.master_item_id')
-            .select(priceColumns)
-            .select(dataVersionColumn)
-            .where('c.master_item_id', 'in', found.ids)
-            .orderBy('c.master_item_id')
-            .execute();
+    const rows = found.ids.length === 0 ? [] : await this.priceRows.run(this.store, found.ids);
     if (!(await this.unchanged(prepared.version, rows))) return null;
     return toPage(rows.map(({ dataVersion: _version, ...row }) => row), found.total, page);
   }
@@ -262,6 +270,27 @@ export class IndexedSearch {
       .select(priceColumns)
       .where('c.master_item_id', 'in', ids)
       .orderBy('c.master_item_id');
+  }
+}
+
+/**
+ * A query over a list of ids, run as a statement prepared once per length of the list (prepared-query.ts):
+ * building, compiling and preparing it on every page cost more than running it. Pages hold at most the
+ * largest limit, so a few dozen statements at most.
+ */
+class RowsByIds<Row> {
+  private readonly byLength = new Map<number, PreparedQuery<number[], Row>>();
+
+  constructor(private readonly build: (db: Kysely<Database>, ids: number[]) => Compilable<Row>) {}
+
+  /** The rows of `ids` from `store` (always the same store for one instance). */
+  run(store: Store, ids: number[]): Promise<Row[]> {
+    let query = this.byLength.get(ids.length);
+    if (query === undefined) {
+      query = prepareQuery<number[], Row>(store, ids.length, (db, ...placeholders) => this.build(db, placeholders));
+      this.byLength.set(ids.length, query);
+    }
+    return query(...ids);
   }
 }
 

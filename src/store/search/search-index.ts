@@ -12,13 +12,16 @@
  * (3.5 million at a million items, ~15 ms). Every term of one to three characters whose union would read
  * more postings than there are items / 8 is therefore computed once, at build, and kept as a bitset
  * (N / 8 bytes each, so never bigger than what decoding it would read): 63 such terms on the demo
- * catalogue, 7.5 MB. Any other term reads at most as many postings as its cheapest three-character part.
+ * catalogue, 7.5 MB. Any other term reads at most as many postings as its cheapest three-character part,
+ * and one whose union read more than items / 256 postings is kept after its first use (the 64 most
+ * recently used, 119 KB each at a million items): searches repeat a few dozen short terms in many
+ * combinations.
  *
  * Items are numbered by ordinal, their position in masterItemId order, so bit order is the API's order.
  * An index is immutable and belongs to one data version (read-cache.ts): whoever uses it checks that the
  * version is still current.
  */
-import { andInto, count, fillAll, ordinals, wordsFor, type Bitset } from './bitset.js';
+import { andInto, countAndPage, fillAll, ordinals, wordsFor, type Bitset } from './bitset.js';
 import { orPostings, postingsBytes, PostingsBuilder, type Postings } from './postings.js';
 
 /** What a search asks, with every value already in the store's folded or lower-cased form. */
@@ -45,11 +48,19 @@ const WHITE_SPACE_RUNS = /\s+/u;
 const TOKEN_SEPARATOR = '\n';
 /** Terms up to this length are precomputed when heavy. */
 const PRECOMPUTED_TERM_LENGTH = 3;
+/** Unions of other terms kept once computed (a bitset each: 119 KB at a million items). */
+const KEPT_TERMS = 64;
 
 export class SearchIndex {
   private scratch: [Bitset, Bitset] | null = null;
   /** The items of each heavy short term (see the top of this file), filled while building. */
   private readonly heavyTerms = new Map<string, Bitset>();
+  /**
+   * The items of terms whose union read many postings, kept at first use, least recently used first (a
+   * Map keeps insertion order): searches repeat a few dozen short terms in many combinations, and a term's
+   * union costs a thousand times its lookup.
+   */
+  private readonly keptTerms = new Map<string, Bitset>();
 
   constructor(
     /** The data version this index was read at. */
@@ -83,7 +94,8 @@ export class SearchIndex {
       postingsBytes(this.tokenPostings) +
       postingsBytes(this.platformPostings) +
       postingsBytes(this.categoryPostings) +
-      this.priced.byteLength * (2 + this.heavyTerms.size) // the two scratch bitsets of a query, the heavy terms
+      // The two scratch bitsets of a query, the heavy terms and the kept ones (at most KEPT_TERMS).
+      this.priced.byteLength * (2 + this.heavyTerms.size + this.keptTerms.size)
     );
   }
 
@@ -101,7 +113,8 @@ export class SearchIndex {
   page(query: IndexQuery, offset: number, limit: number): IndexPage | null {
     const bits = this.match(query);
     if (bits === null) return null;
-    return { total: count(bits), ids: ordinals(bits, offset, limit).map((o) => this.ids[o]!) };
+    const found = countAndPage(bits, offset, limit);
+    return { total: found.total, ids: found.ordinals.map((o) => this.ids[o]!) };
   }
 
   /** Every matching masterItemId, ascending; null when the index cannot answer. */
@@ -112,11 +125,16 @@ export class SearchIndex {
   }
 
   /**
-   * The matching ordinals as a bitset (one of the two scratch sets, valid until the next call). Queries are
-   * synchronous from start to end, so one pair of scratch sets serves them all without allocation.
+   * The matching ordinals as a bitset, to be read only: one of the two scratch sets (valid until the next
+   * call), or a precomputed set when it is the only condition. Queries are synchronous from start to end,
+   * so one pair of scratch sets serves them all without allocation.
    */
   private match(query: IndexQuery): Bitset | null {
     if (!SearchIndex.answers(query.terms)) return null;
+    const known = query.terms.map((term) => this.knownTerm(term));
+    const conditions = query.terms.length + (query.platform === undefined ? 0 : 1) + (query.category === undefined ? 0 : 1) + (query.pricedOnly ? 1 : 0) + (query.within === undefined ? 0 : 1);
+    if (conditions === 1 && known[0] !== undefined) return known[0];
+    if (conditions === 1 && query.pricedOnly) return this.priced;
     const [acc, other] = (this.scratch ??= [new Uint32Array(wordsFor(this.size)), new Uint32Array(wordsFor(this.size))]);
     // The first condition fills the accumulator directly; each next one is intersected with it.
     let empty = true;
@@ -132,9 +150,9 @@ export class SearchIndex {
       else andInto(acc, bits);
       empty = false;
     };
-    for (const term of query.terms) {
-      const known = this.heavyTerms.get(term);
-      if (known !== undefined) narrowBy(known);
+    for (const [i, term] of query.terms.entries()) {
+      const bits = known[i];
+      if (bits !== undefined) narrowBy(bits);
       else narrow((into) => this.termItems(term, into));
     }
     if (query.platform !== undefined) narrow((into) => this.keyItems(this.platformCodes, this.platformPostings, query.platform!, into));
@@ -146,9 +164,29 @@ export class SearchIndex {
     return acc;
   }
 
-  /** Sets the items whose name contains `term`: the union of the lists of the tokens containing it. */
+  /** The items of a term precomputed at build or kept since its first use; undefined for any other. */
+  private knownTerm(term: string): Bitset | undefined {
+    const heavy = this.heavyTerms.get(term);
+    if (heavy !== undefined) return heavy;
+    const kept = this.keptTerms.get(term);
+    if (kept !== undefined) {
+      // Most recently used goes last.
+      this.keptTerms.delete(term);
+      this.keptTerms.set(term, kept);
+    }
+    return kept;
+  }
+
+  /**
+   * Sets the items whose name contains `term`: the union of the lists of the tokens containing it. A union
+   * that read more than size / 256 postings is kept (the least recently used of KEPT_TERMS goes).
+   */
   private termItems(term: string, into: Bitset): void {
-    for (const token of this.tokensContaining(term)) orPostings(this.tokenPostings, token, into);
+    let read = 0;
+    for (const token of this.tokensContaining(term)) read += orPostings(this.tokenPostings, token, into);
+    if (read * 256 <= this.size) return;
+    if (this.keptTerms.size >= KEPT_TERMS) this.keptTerms.delete(this.keptTerms.keys().next().value!);
+    this.keptTerms.set(term, into.slice());
   }
 
   /** The tokens containing `term`, by a scan of the token string. */

@@ -32,7 +32,7 @@ export function registerCatalogueRoutes(app: App, deps: RouteDeps): void {
     quota: true,
     querystring: CatalogueQuery,
     response: listOf(CatalogueItemSchema),
-    handler: filteredList(deps, (filters, page) => deps.search.listCatalogue(filters, page), listCatalogue),
+    handler: filteredList(deps, (filters, page, version) => deps.search.listCatalogue(filters, page, version), listCatalogue),
   });
 
   defineRoute(app, {

@@ -13,6 +13,12 @@ import type { ErrorCode } from '../../errors.js';
 import { ConditionalHeaders, errorResponses, NoQuery } from '../schemas.js';
 import { notModifiedResponse, successResponseHeaders } from '../response-headers.js';
 
+/**
+ * A body the handler serialized itself with the route's serializer (`reply.serialize`), with the JSON
+ * content type set on the reply: Fastify sends such a string as it is.
+ */
+export type SerializedBody = string & { readonly serializedBody: true };
+
 export interface RouteSpec<Q extends TObject, P extends TObject, R extends TSchema> {
   /** The scope it needs comes from the scope table (domain/scopes.ts), which must list the path. */
   path: Endpoint;
@@ -27,7 +33,7 @@ export interface RouteSpec<Q extends TObject, P extends TObject, R extends TSche
   produces?: string;
   /** True when the handler answers 404 for a missing item. */
   itemNotFound?: boolean;
-  handler: (request: FastifyRequest<{ Querystring: Static<Q>; Params: Static<P> }>, reply: import('fastify').FastifyReply) => Promise<Static<R> | void>;
+  handler: (request: FastifyRequest<{ Querystring: Static<Q>; Params: Static<P> }>, reply: import('fastify').FastifyReply) => Promise<Static<R> | SerializedBody | void>;
 }
 
 export function defineRoute<Q extends TObject, P extends TObject, R extends TSchema>(app: App, spec: RouteSpec<Q, P, R>): void {

@@ -35,7 +35,7 @@ export function registerPriceRoutes(app: App, deps: RouteDeps): void {
     quota: true,
     querystring: PricesQuery,
     response: listOf(PriceRowSchema),
-    handler: filteredList(deps, (filters, page) => deps.search.listPrices(filters, page), listPrices),
+    handler: filteredList(deps, (filters, page, version) => deps.search.listPrices(filters, page, version), listPrices),
   });
 
   defineRoute(app, {

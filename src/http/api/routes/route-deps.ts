@@ -8,6 +8,7 @@ import type { ReadCache } from '../../../store/read-cache.js';
 import type { ScanRunner } from '../../../store/scan-limiter.js';
 import type { IndexedSearch } from '../../../store/search/indexed-search.js';
 import type { AppDeps } from '../../app-types.js';
+import type { ListAnswers } from './list-answers.js';
 
 /** What routes are given: the app's dependencies and the store's prepared hot queries. */
 export interface RouteDeps extends AppDeps {
@@ -18,6 +19,8 @@ export interface RouteDeps extends AppDeps {
   scans: ScanRunner;
   /** Searches from the in-memory index while it is current (store/search/indexed-search.ts). */
   search: IndexedSearch;
+  /** The filtered lists' answers as sent, kept per data version (list-answers.ts). */
+  answers: ListAnswers;
   /** The unfiltered CSV export as a file per data version (src/export/price-guide.ts). */
   guide: PriceGuide;
 }

@@ -1,0 +1,76 @@
+/**
+ * The index's answers stay exact while it keeps the unions of expensive terms (search-index.ts): the same
+ * total and page as a plain scan of the names, on first use, when kept, after the least recently used
+ * were let go, for one term alone (answered from a precomputed set without a copy) and combined.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { SearchIndexBuilder, type IndexQuery, type SearchIndex } from '../../src/store/search/search-index.js';
+
+function random(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const SYLLABLES = ['ka', 'ro', 'mi', 'zel', 'da', 'po', 'ke', 'mon', 'su', 'per', 'ma', 'ri', 'o', 'ex', 'ii', '64', 'tri', 'nu'];
+
+interface Item {
+  id: number;
+  name: string;
+  priced: boolean;
+}
+
+function items(count: number): Item[] {
+  const rnd = random(7);
+  const out: Item[] = [];
+  for (let i = 0; i < count; i++) {
+    const words = Array.from({ length: 1 + Math.floor(rnd() * 3) }, () =>
+      Array.from({ length: 1 + Math.floor(rnd() * 3) }, () => SYLLABLES[Math.floor(rnd() * SYLLABLES.length)]!).join(''),
+    );
+    out.push({ id: 10 + i * 2, name: words.join(' '), priced: rnd() < 0.5 });
+  }
+  return out;
+}
+
+async function indexOf(all: readonly Item[]): Promise<SearchIndex> {
+  const builder = new SearchIndexBuilder();
+  for (const item of all) builder.addItem(item.id, item.name, 'nes', 'game');
+  for (const item of all) if (item.priced) builder.addPriced(item.id);
+  return builder.build(1, async () => {});
+}
+
+/** What the index must answer: every item whose name holds each term, in id order. */
+function scanned(all: readonly Item[], query: IndexQuery, offset: number, limit: number) {
+  const found = all.filter((item) => (!query.pricedOnly || item.priced) && query.terms.every((term) => item.name.includes(term)));
+  return { total: found.length, ids: found.slice(offset, offset + limit).map((item) => item.id) };
+}
+
+describe('kept term unions', () => {
+  it('answer exactly on first use, when kept, and after being let go, alone and combined', async () => {
+    const all = items(4000);
+    const index = await indexOf(all);
+    const bytesBefore = index.bytes;
+    // More distinct terms than are kept, so that the least recently used go and come back.
+    const terms = [...new Set(all.flatMap((item) => item.name.split(' ')).flatMap((word) => [word, word.slice(0, 2), word.slice(1, 4)]))].filter((term) => term !== '').slice(0, 150);
+    assert.ok(terms.length > 100, `${terms.length} terms`);
+    const rnd = random(3);
+    for (const round of [terms, [...terms].reverse(), terms]) {
+      for (const term of round) {
+        const other = terms[Math.floor(rnd() * terms.length)]!;
+        const offset = Math.floor(rnd() * 40);
+        for (const query of [{ terms: [term] }, { terms: [term, other] }, { terms: [term], pricedOnly: true }, { terms: [other, term], pricedOnly: true }]) {
+          assert.deepEqual(index.page(query, offset, 7), scanned(all, query, offset, 7), JSON.stringify({ ...query, offset }));
+        }
+      }
+    }
+    assert.deepEqual(index.page({ terms: [], pricedOnly: true }, 3, 5), scanned(all, { terms: [], pricedOnly: true }, 3, 5));
+    assert.deepEqual(index.page({ terms: [] }, 0, 5), scanned(all, { terms: [] }, 0, 5));
+    assert.ok(index.bytes > bytesBefore, 'kept unions are counted in the index memory');
+    assert.ok(index.bytes <= bytesBefore + 64 * Math.ceil(all.length / 32) * 4, 'at most 64 unions are kept');
+  });
+});
