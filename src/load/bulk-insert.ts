@@ -4,26 +4,26 @@
  * PostgreSQL streams each batch with COPY FROM STDIN on the transaction's client (write-transaction.ts),
  * or sends multi-row INSERTs outside one.
  */
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { once } from 'node:events';
+import { finished } from 'node:stream/promises';
 import { sql, type Kysely } from 'kysely';
-import { from as copyFrom } from 'pg-copy-streams';
+import { from as copyFrom, type CopyStreamQuery } from 'pg-copy-streams';
 import type pg from 'pg';
 import type { Store } from '../store/database.js';
 import type { Database } from '../store/schema.js';
 import { SQLITE_FTS_INSERT_TRIGGER } from '../store/search-triggers.js';
-import { copyClientOf } from '../store/write-transaction.js';
+import { closeCopy, copyClientOf, holdCopy, type OpenCopy } from '../store/write-transaction.js';
 import { step, type ProgressSink } from './progress.js';
 
 export type Row = Record<string, string | number | null>;
 
 export interface BulkInserter {
   insert(table: keyof Database, rows: Row[]): Promise<void>;
+  /** Waits until every row handed to insert() is written (or refused). */
+  flush(): Promise<void>;
 }
 
 const PG_PARAMS_PER_STATEMENT = 30_000;
-/** Rows of COPY text built into one string before it is handed to the stream. */
-const COPY_ROWS_PER_CHUNK = 1000;
 
 // COPY's text format: tab between fields, newline after a row, \N for null, and a backslash escape for
 // the four characters that would otherwise be read as structure.
@@ -36,34 +36,84 @@ function copyField(value: string | number | null | undefined): string {
   return COPY_SPECIAL.test(value) ? value.replace(/[\\\t\n\r]/g, (c) => COPY_ESCAPES[c] as string) : value;
 }
 
-function* copyText(columns: string[], rows: Row[]): Generator<string> {
-  for (let i = 0; i < rows.length; i += COPY_ROWS_PER_CHUNK) {
-    let text = '';
-    const end = Math.min(rows.length, i + COPY_ROWS_PER_CHUNK);
-    for (let r = i; r < end; r++) {
-      const row = rows[r] as Row;
-      for (let c = 0; c < columns.length; c++) {
-        if (c > 0) text += '\t';
-        text += copyField(row[columns[c] as string]);
-      }
-      text += '\n';
+/** The rows as one piece of COPY text: one string built in place, no stream of small pieces. */
+export function copyText(columns: string[], rows: Row[]): string {
+  let text = '';
+  for (const row of rows) {
+    for (let c = 0; c < columns.length; c++) {
+      if (c > 0) text += '\t';
+      text += copyField(row[columns[c] as string]);
     }
-    yield text;
+    text += '\n';
+  }
+  return text;
+}
+
+/**
+ * One COPY into one table, left open across batches: insert() hands a batch to the socket and returns
+ * while the backend is still taking it in, so the load makes the next batch meanwhile (the backend and
+ * Node each have a core). At most one batch waits in Node's buffers: the next insert waits for it first.
+ */
+class CopyIn implements OpenCopy {
+  private readonly stream: CopyStreamQuery;
+  private readonly done: Promise<void>;
+  private drained: Promise<void> = Promise.resolve();
+  private error: Error | null = null;
+
+  constructor(
+    client: pg.PoolClient,
+    readonly target: string,
+    private readonly onClose: (copy: CopyIn) => void,
+  ) {
+    // Held open for a whole section, the COPY outlives any per-statement read timeout of the pool (meant
+    // for a server's requests; pg reads the query's own before the pool's, and setTimeout takes 2^31-1 ms at most).
+    this.stream = client.query(Object.assign(copyFrom(`COPY ${target} FROM STDIN`), { query_timeout: 2 ** 31 - 1 }));
+    this.stream.on('error', (error: Error) => (this.error ??= error));
+    this.done = finished(this.stream);
+    // Read by close() or by the next write; never an unhandled rejection meanwhile.
+    this.done.catch(() => {});
+  }
+
+  async write(text: string): Promise<void> {
+    await Promise.race([this.drained, this.done]);
+    if (this.error !== null) throw this.error;
+    // Every event loop turn lets the socket take more of it; the loop turns while the next batch is made.
+    this.drained = this.stream.write(text) ? Promise.resolve() : once(this.stream, 'drain').then(() => {});
+    this.drained.catch(() => {});
+  }
+
+  async close(): Promise<void> {
+    this.onClose(this);
+    if (this.error === null) this.stream.end();
+    await this.done;
   }
 }
 
 /**
- * One COPY per batch: the load checks each batch against the store before writing it, on this same
- * client, so a COPY cannot stay open across batches. A bad value fails the COPY, and with it the transaction.
+ * COPY on the transaction's client, one per table and column list, held open across batches (holdCopy)
+ * until the load runs any other query: the checks of a batch against the store, or the next section. A
+ * bad value fails the COPY, and with it the transaction.
  */
-function copyInserter(client: pg.PoolClient): BulkInserter {
+function copyInserter(client: pg.PoolClient, trx: Kysely<Database>): BulkInserter {
+  let open: CopyIn | null = null;
   return {
     async insert(table, rows) {
       const first = rows[0];
       if (first === undefined) return;
       const columns = Object.keys(first);
-      const copy = client.query(copyFrom(`COPY ${table} (${columns.join(', ')}) FROM STDIN`));
-      await pipeline(Readable.from(copyText(columns, rows)), copy);
+      const target = `${table} (${columns.join(', ')})`;
+      if (open === null || open.target !== target) {
+        await closeCopy(trx);
+        // Closed by another query of the load (a check of a batch against the store): the next batch opens a new one.
+        open = new CopyIn(client, target, (closed) => {
+          if (open === closed) open = null;
+        });
+        holdCopy(trx, open);
+      }
+      await open.write(copyText(columns, rows));
+    },
+    async flush() {
+      await closeCopy(trx);
     },
   };
 }
@@ -87,10 +137,11 @@ export function bulkInserter(store: Store, trx: Kysely<Database>): BulkInserter 
         }
         for (const row of rows) statement.run(row);
       },
+      async flush() {},
     };
   }
   const client = copyClientOf(trx);
-  if (client !== null) return copyInserter(client);
+  if (client !== null) return copyInserter(client, trx);
   return {
     async insert(table, rows) {
       const first = rows[0];
@@ -101,6 +152,7 @@ export function bulkInserter(store: Store, trx: Kysely<Database>): BulkInserter 
         await (trx as Kysely<any>).insertInto(table).values(rows.slice(i, i + perStatement)).execute();
       }
     },
+    async flush() {},
   };
 }
 
@@ -117,14 +169,17 @@ export function bulkInserter(store: Store, trx: Kysely<Database>): BulkInserter 
  */
 export interface CatalogueBulk {
   insert(rows: Row[]): Promise<void>;
+  /** On PostgreSQL, whether the catalogue was empty when this load began writing it (known after the first insert). */
+  startedEmpty(): boolean;
   /** Restores what the load set aside; reports a rebuild as its own section of the progress display. */
   finish(progress: ProgressSink): Promise<void>;
 }
 
 function postgresCatalogueBulk(trx: Kysely<Database>, bulk: BulkInserter): CatalogueBulk {
   let setAside: Promise<string[]> | null = null;
+  let empty = false;
   const setAsideSearchIndexes = async (): Promise<string[]> => {
-    const empty = (await trx.selectFrom('catalogue_items').select('master_item_id').limit(1).execute()).length === 0;
+    empty = (await trx.selectFrom('catalogue_items').select('master_item_id').limit(1).execute()).length === 0;
     if (!empty) return [];
     const indexes = await sql<{ name: string; definition: string }>`
       select indexname as name, indexdef as definition from pg_indexes
@@ -138,6 +193,7 @@ function postgresCatalogueBulk(trx: Kysely<Database>, bulk: BulkInserter): Catal
       await setAside;
       await bulk.insert('catalogue_items', rows);
     },
+    startedEmpty: () => empty,
     async finish(progress) {
       const definitions = setAside === null ? [] : await setAside;
       if (definitions.length === 0) return;
@@ -153,10 +209,11 @@ export function catalogueBulk(store: Store, bulk: BulkInserter, trx: Kysely<Data
   if (sqlite === null) {
     return copyClientOf(trx) !== null
       ? postgresCatalogueBulk(trx, bulk)
-      : { insert: (rows) => bulk.insert('catalogue_items', rows), finish: async () => {} };
+      : { insert: (rows) => bulk.insert('catalogue_items', rows), startedEmpty: () => false, finish: async () => {} };
   }
   sqlite.exec('DROP TRIGGER IF EXISTS catalogue_fts_insert');
   return {
+    startedEmpty: () => false,
     async insert(rows) {
       await bulk.insert('catalogue_items', rows);
       const ids = rows.map((r) => r.master_item_id as number);
@@ -176,6 +233,27 @@ export function catalogueBulk(store: Store, bulk: BulkInserter, trx: Kysely<Data
   };
 }
 
+/**
+ * A load into an empty catalogue on PostgreSQL: the foreign keys from `tables` to the catalogue are dropped
+ * while their rows are copied in, and the returned function adds them back, which checks every row in one
+ * join instead of one lookup (and row lock on the item) per row copied. Those tables are empty when the
+ * catalogue is, and the catalogue is locked by its search index being set aside already, so nobody waits
+ * on them longer than on the catalogue. DDL is transactional: a refused load gets its keys back too. The
+ * load has checked every row against the catalogue itself; adding a key back fails the load if one is wrong.
+ */
+export async function setAsideCatalogueKeys(trx: Kysely<Database>, tables: Array<keyof Database>): Promise<() => Promise<void>> {
+  const keys = await sql<{ table: string; name: string; definition: string }>`
+    select conrelid::regclass::text as table, conname as name, pg_get_constraintdef(oid) as definition
+    from pg_constraint
+    where contype = 'f' and confrelid = 'catalogue_items'::regclass and conrelid = any(${tables}::regclass[])`.execute(trx);
+  for (const key of keys.rows) await sql`alter table ${sql.raw(key.table)} drop constraint ${sql.id(key.name)}`.execute(trx);
+  return async () => {
+    for (const key of keys.rows) {
+      await sql`alter table ${sql.raw(key.table)} add constraint ${sql.id(key.name)} ${sql.raw(key.definition)}`.execute(trx);
+    }
+  };
+}
+
 /** Items per statement on PostgreSQL, where one set-based statement does what SQLite does per item. */
 const PG_CURRENT_CHUNK = 50_000;
 
@@ -189,8 +267,10 @@ export async function refreshCurrentPrices(
   trx: Kysely<Database>,
   masterItemIds: number[],
   onChunk: (done: number) => void = () => {},
+  options: { storeHadNoPrices?: boolean } = {},
 ): Promise<void> {
   const postgres = copyClientOf(trx) !== null;
+  if (postgres && options.storeHadNoPrices === true) return insertCurrentPrices(trx, masterItemIds, onChunk);
   const chunk = postgres ? PG_CURRENT_CHUNK : 5000;
   for (let i = 0; i < masterItemIds.length; i += chunk) {
     const ids = masterItemIds.slice(i, i + chunk);
@@ -210,5 +290,24 @@ export async function refreshCurrentPrices(
         upc = excluded.upc, loose = excluded.loose, cib = excluded.cib, new = excluded.new,
         box_only = excluded.box_only, manual_only = excluded.manual_only, scrape_date = excluded.scrape_date`.execute(trx);
     onChunk(i + ids.length);
+  }
+}
+
+/**
+ * refreshCurrentPrices when the store held no price records before this transaction (a load into an empty
+ * catalogue): every record is of the given items and current_prices is empty, so each chunk is a range of
+ * the sorted ids read in index order (backwards: latest scrape first), inserted with no conflict to check.
+ */
+async function insertCurrentPrices(trx: Kysely<Database>, masterItemIds: number[], onChunk: (done: number) => void): Promise<void> {
+  const sorted = Float64Array.from(masterItemIds).sort();
+  for (let i = 0; i < sorted.length; i += PG_CURRENT_CHUNK) {
+    const end = Math.min(sorted.length, i + PG_CURRENT_CHUNK);
+    await sql`
+      insert into current_prices (master_item_id, upc, loose, cib, new, box_only, manual_only, scrape_date)
+      select distinct on (r.master_item_id) r.master_item_id, r.upc, r.loose, r.cib, r.new, r.box_only, r.manual_only, r.scrape_date
+      from price_records r
+      where r.master_item_id between ${sorted[i]} and ${sorted[end - 1]}
+      order by r.master_item_id desc, r.scrape_date desc`.execute(trx);
+    onChunk(end);
   }
 }

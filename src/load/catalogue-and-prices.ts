@@ -2,8 +2,9 @@
  * The big sections of a load, the catalogue and its price records: written in batches of BATCH rows, each
  * batch checked against the store with a query or two before it is written.
  */
+import { setImmediate } from 'node:timers/promises';
 import { foldText } from '../store/search-text.js';
-import { catalogueBulk, refreshCurrentPrices, type Row } from './bulk-insert.js';
+import { catalogueBulk, refreshCurrentPrices, setAsideCatalogueKeys, type Row } from './bulk-insert.js';
 import { DatasetError } from './dataset-error.js';
 import { declaredIds, IdSpace } from './id-space.js';
 import type { Obj } from './dataset-rows.js';
@@ -11,6 +12,7 @@ import { columnsFor, loadSection, type LoadContext } from './load-context.js';
 import { sectionFraction } from './progress.js';
 
 const BATCH = 5000;
+const YIELD_EVERY = 500;
 
 /** Rows gathered for one write, and the number of the first, to name a row the write's checks refuse. */
 class Batch {
@@ -51,8 +53,16 @@ async function inBatches(
     const columns = columnsFor(ctx, section, row, where);
     complete(columns, row, where);
     await batch.add(columns, n);
+    // A turn of the event loop now and then: the socket sends the batch being copied while this one is made.
+    if (n % YIELD_EVERY === 0) await setImmediate();
   };
-  await loadSection(ctx, section, visit, { perRow: false, afterRows: (n) => batch.flush(n) });
+  await loadSection(ctx, section, visit, {
+    perRow: false,
+    afterRows: async (n) => {
+      await batch.flush(n);
+      await ctx.bulk.flush();
+    },
+  });
 }
 
 /** The catalogue as the later sections see it: items of the store and items of this file. */
@@ -61,6 +71,10 @@ export interface CatalogueIds {
   existing(ids: number[]): Promise<Set<number>>;
   /** Refuses row `where` when `masterItemId` is not an item of the catalogue. */
   require(masterItemId: number, where: string): Promise<void>;
+  /** Whether this file added item `masterItemId` (it was not in the store, so it has no prices there). */
+  addedByFile(masterItemId: number): boolean;
+  /** Whether the catalogue was empty before this load (PostgreSQL only; false elsewhere). */
+  readonly startedEmpty: boolean;
 }
 
 export async function loadCatalogue(ctx: LoadContext): Promise<CatalogueIds> {
@@ -88,6 +102,8 @@ export async function loadCatalogue(ctx: LoadContext): Promise<CatalogueIds> {
   await catalogue.finish(progress);
   return {
     existing,
+    addedByFile: (masterItemId) => items.hasInFile(masterItemId),
+    startedEmpty: catalogue.startedEmpty(),
     async require(masterItemId, where) {
       if (!(await existing([masterItemId])).has(masterItemId)) {
         throw new DatasetError(`${where}: masterItemId ${masterItemId} is not in the catalogue`);
@@ -96,10 +112,36 @@ export async function loadCatalogue(ctx: LoadContext): Promise<CatalogueIds> {
   };
 }
 
+/**
+ * The scrape dates of the file's price records, by item: one Map keyed by number (most items have one
+ * record, kept as a string; more as a list), where a Set of "id@date" strings made a string per row.
+ */
+class RecordDates {
+  private readonly dates = new Map<number, string | string[]>();
+
+  /** Adds the record; false when the item already has one for that date. */
+  add(item: number, date: string): boolean {
+    const known = this.dates.get(item);
+    if (known === undefined) this.dates.set(item, date);
+    else if (typeof known === 'string') {
+      if (known === date) return false;
+      this.dates.set(item, [known, date]);
+    } else {
+      if (known.includes(date)) return false;
+      known.push(date);
+    }
+    return true;
+  }
+
+  items(): number[] {
+    return Array.from(this.dates.keys());
+  }
+}
+
 export async function loadPrices(ctx: LoadContext, items: CatalogueIds): Promise<void> {
   const { trx, bulk, progress, input } = ctx;
-  const priced = new Set<number>();
-  const seenRecords = new Set<string>();
+  let seen = new RecordDates();
+  let restoreKeys = null as (() => Promise<void>) | null;
   const write = async (rows: Row[], firstRow: number) => {
     const ids = [...new Set(rows.map((r) => r.master_item_id as number))];
     const known = await items.existing(ids);
@@ -107,25 +149,31 @@ export async function loadPrices(ctx: LoadContext, items: CatalogueIds): Promise
     if (missing >= 0) {
       throw new DatasetError(`prices row ${firstRow + missing}: masterItemId ${String(rows[missing]?.master_item_id)} is not in the catalogue`);
     }
-    const existing = await trx.selectFrom('price_records').select(['master_item_id', 'scrape_date']).where('master_item_id', 'in', ids).execute();
-    const clash = new Set(existing.map((r) => `${r.master_item_id}@${r.scrape_date}`));
-    const dup = rows.findIndex((r) => clash.has(`${String(r.master_item_id)}@${String(r.scrape_date)}`));
-    if (dup >= 0) throw new DatasetError(`prices row ${firstRow + dup}: a price record for this masterItemId and scrapeDate already exists`);
+    // Items this file added have no records in the store: only the store's own items are looked up.
+    const ofStore = ids.filter((i) => !items.addedByFile(i));
+    if (ofStore.length > 0) {
+      const existing = await trx.selectFrom('price_records').select(['master_item_id', 'scrape_date']).where('master_item_id', 'in', ofStore).execute();
+      const clash = new Set(existing.map((r) => `${r.master_item_id}@${r.scrape_date}`));
+      const dup = rows.findIndex((r) => clash.has(`${String(r.master_item_id)}@${String(r.scrape_date)}`));
+      if (dup >= 0) throw new DatasetError(`prices row ${firstRow + dup}: a price record for this masterItemId and scrapeDate already exists`);
+    }
+    if (items.startedEmpty) restoreKeys ??= await setAsideCatalogueKeys(trx, ['price_records', 'current_prices']);
     await bulk.insert('price_records', rows);
-    for (const i of ids) priced.add(i);
   };
   await inBatches(ctx, 'prices', write, (columns, _row, where) => {
-    const recordKey = `${String(columns.master_item_id)}@${String(columns.scrape_date)}`;
-    if (seenRecords.has(recordKey)) {
+    if (!seen.add(columns.master_item_id as number, columns.scrape_date as string)) {
       throw new DatasetError(`${where}: masterItemId ${String(columns.master_item_id)} has two records for ${String(columns.scrape_date)}`);
     }
-    seenRecords.add(recordKey);
   });
-  seenRecords.clear();
+  // Every row was written (a refused one ends the load), so the items of the file's records are those priced.
+  const priced = seen.items();
+  seen = new RecordDates();
   if (input.prices !== undefined) {
     // Its own section: on a large load this takes seconds, and a bar left at 100% looks stuck.
-    progress.start('current prices', priced.size);
-    await refreshCurrentPrices(trx, [...priced], (done) => progress.update(done));
-    progress.end(priced.size);
+    progress.start('current prices', priced.length);
+    await refreshCurrentPrices(trx, priced, (done) => progress.update(done), { storeHadNoPrices: items.startedEmpty });
+    // Checked in one go now that both tables are full (part of this section: no display line of its own).
+    await restoreKeys?.();
+    progress.end(priced.length);
   }
 }

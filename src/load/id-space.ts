@@ -24,8 +24,12 @@ export class IdSpace {
     let largest = Number(row?.max ?? 0);
     for (const value of declared) if (value > largest) largest = value;
     const next = largest + 1;
-    return new IdSpace(next, async (ids) => {
+    // Ids above the store's largest when the load began are not in the store: no query for them (a load of
+    // new rows, and every seed, then asks nothing). Rows this load wrote are the file's own (hasInFile).
+    const storeLargest = Number(row?.max ?? 0);
+    return new IdSpace(next, async (all) => {
       const found = new Set<number>();
+      const ids = all.filter((id) => id <= storeLargest);
       for (let i = 0; i < ids.length; i += 500) {
         const rows = (await anyDb.selectFrom(table).select(column).where(column, 'in', ids.slice(i, i + 500)).execute()) as Obj[];
         for (const r of rows) found.add(Number(r[column]));

@@ -100,6 +100,9 @@ export async function rowByRow(
   const rows: Row[] = [];
   await loadSection(ctx, section, async (row, n, where) => void rows.push(await toRow(row, n, where)), {
     perRow: true,
-    afterRows: () => ctx.bulk.insert(table, rows),
+    afterRows: async () => {
+      await ctx.bulk.insert(table, rows);
+      await ctx.bulk.flush();
+    },
   });
 }

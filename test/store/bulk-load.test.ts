@@ -1,7 +1,8 @@
 // Bulk writes as the store receives them (PostgreSQL: COPY FROM STDIN inside the load's transaction): text
 // holding COPY's own structure characters (tab, newline, carriage return, backslash, `\N`, `\.`) and empty
 // strings against nulls arrive exactly as given; numbers in exponent form keep their value; the current price
-// of every item is its latest record; and a load that fails after COPY has run leaves nothing behind.
+// of every item is its latest record; and a load that fails after COPY has run leaves nothing behind, with
+// the catalogue's search index and foreign keys as they were.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
@@ -11,7 +12,7 @@ import type { Store } from '../../src/store/database.js';
 import { loadDataset } from '../../src/load/load-dataset.js';
 import { FIXTURE_NOW } from '../helpers/fixture.js';
 import { tableCounts } from '../helpers/cli-helpers.js';
-import { openTestStore } from '../helpers/test-app.js';
+import { openTestStore, TEST_STORE } from '../helpers/test-app.js';
 
 const LOAD = { keyPrefix: 'shelf', now: Date.parse(FIXTURE_NOW) };
 const opened: Array<{ close(): Promise<void> }> = [];
@@ -138,5 +139,68 @@ describe('a load refused after its rows were written leaves nothing', () => {
     const csv = `masterItemId,name,slug,platform,category,upc,loose,cib,new,boxOnly,manualOnly,scrapeDate\r\n${lines.join('\r\n')}\r\n`;
     await assert.rejects(importPrices(store, Readable.from([csv])), /line 3002/);
     assert.deepEqual(await tableCounts(store), before);
+  });
+});
+
+/** The foreign keys of the tables a load fills in bulk, by table and definition. */
+async function catalogueKeys(store: Store): Promise<string[]> {
+  const rows =
+    store.dialect === 'postgres'
+      ? (
+          await sql<{ d: string }>`select conrelid::regclass::text || ' ' || conname || ' ' || pg_get_constraintdef(oid) as d from pg_constraint
+            where contype = 'f' and confrelid = 'catalogue_items'::regclass`.execute(store.db)
+        ).rows
+      : (
+          await sql<{ d: string }>`select m.name || ' ' || f."from" || ' ' || f."table" || '.' || f."to" as d
+            from sqlite_master m, pragma_foreign_key_list(m.name) f where f."table" = 'catalogue_items'`.execute(store.db)
+        ).rows;
+  return rows.map((r) => r.d).sort();
+}
+
+describe('a load into an empty catalogue checks its price rows against it in one go', () => {
+  // On PostgreSQL the keys from price_records and current_prices to the catalogue are dropped while the
+  // rows are copied in, and added back (checking every row at once) before the load commits.
+  const items = Array.from({ length: 12_000 }, (_, i) => catalogueItem(i * 3 + 1, `item ${i}`, null));
+  const dates = ['2026-10-01T00:00:00.000Z', '2026-11-03T00:00:00.000Z', '2026-10-20T00:00:00.000Z'];
+  // Every other item priced, some with three records in no order of date: more than one batch of rows.
+  const prices = items.flatMap((c, i) =>
+    i % 2 === 1 ? [] : (i % 10 === 0 ? dates : dates.slice(0, 1)).map((scrapeDate, d) => ({ masterItemId: c.masterItemId, upc: '000000000001', loose: i + d, scrapeDate })),
+  );
+
+  it('the keys are back after a load and after a refused one, and every current price is the latest record', async () => {
+    const store = await newStore();
+    const keys = await catalogueKeys(store);
+    const before = await tableCounts(store);
+    assert.ok(keys.some((k) => k.startsWith('price_records ')) && keys.some((k) => k.startsWith('current_prices ')), keys.join('\n'));
+    // Refused after more than a batch of price rows was written: a record twice in the file.
+    const refused = [...prices, prices[0]!];
+    await assert.rejects(loadDataset(store, { catalogue: items, prices: refused }, LOAD), new RegExp(`prices row ${refused.length}: masterItemId 1 has two records`));
+    assert.deepEqual(await catalogueKeys(store), keys);
+    assert.deepEqual(await tableCounts(store), before);
+
+    await loadDataset(store, { catalogue: items, prices }, LOAD);
+    assert.deepEqual(await catalogueKeys(store), keys);
+    const expected = new Map<number, { loose: number; scrape_date: string }>();
+    for (const p of prices) {
+      const known = expected.get(p.masterItemId);
+      if (known === undefined || p.scrapeDate > known.scrape_date) expected.set(p.masterItemId, { loose: p.loose, scrape_date: p.scrapeDate });
+    }
+    const current = await store.db.selectFrom('current_prices').select(['master_item_id', 'loose', 'scrape_date']).orderBy('master_item_id').execute();
+    assert.deepEqual(
+      current,
+      [...expected].map(([id, p]) => ({ master_item_id: id, ...p })),
+    );
+  });
+});
+
+describe('a COPY the store refuses part way through a section', { skip: TEST_STORE !== 'postgres' && 'PostgreSQL only' }, () => {
+  it('fails the load with the store\'s reason, leaves nothing, and the store takes the next load', async () => {
+    const store = await newStore();
+    // A NUL character: a string to the dataset's schema, but not text to PostgreSQL (SQLite keeps it).
+    const catalogue = Array.from({ length: 12_000 }, (_, i) => catalogueItem(i + 1, i === 7000 ? 'nul\u0000name' : `item ${i + 1}`, null));
+    await assert.rejects(loadDataset(store, { catalogue }, LOAD), /invalid byte sequence for encoding "UTF8": 0x00/);
+    assert.equal((await tableCounts(store)).catalogue_items, 0);
+    await loadDataset(store, { catalogue: catalogue.slice(0, 7000) }, LOAD);
+    assert.equal((await tableCounts(store)).catalogue_items, 7000);
   });
 });
