@@ -74,3 +74,13 @@ describe('kept term unions', () => {
     assert.ok(index.bytes <= bytesBefore + 64 * Math.ceil(all.length / 32) * 4, 'at most 64 unions are kept');
   });
 });
+
+describe('terms the index leaves to the store', () => {
+  it('an empty term is refused (null, so the store answers) instead of scanning the tokens for ever', async () => {
+    const index = await indexOf(items(200));
+    assert.equal(index.page({ terms: [''] }, 0, 10), null);
+    assert.equal(index.page({ terms: ['ka', ''] }, 0, 10), null);
+    assert.equal(index.allIds({ terms: [''] }), null);
+    assert.notEqual(index.page({ terms: ['ka'] }, 0, 10), null);
+  });
+});

@@ -104,9 +104,12 @@ export class SearchIndex {
     return this.heavyTerms.size;
   }
 
-  /** Whether the index can answer these terms: not when folding left white space inside a term. */
+  /**
+   * Whether the index can answer these terms: not when folding left white space inside a term, nor for an
+   * empty term (searchTerms never makes one; the token scan would never end on it), which the store answers.
+   */
   static answers(terms: readonly string[]): boolean {
-    return terms.every((term) => !WHITE_SPACE.test(term));
+    return terms.every((term) => term.length > 0 && !WHITE_SPACE.test(term));
   }
 
   /** The total and the page's masterItemIds; null when the index cannot answer (see answers). */
