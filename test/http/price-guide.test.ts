@@ -167,7 +167,7 @@ describe('the price guide file', () => {
     assert.deepEqual(readFileSync(path), await storeBytes(ctx));
   });
 
-  it('filtered exports still stream from the store', async () => {
+  it('filtered exports hold only the rows of their filter', async () => {
     await guideWritten(ctx, await dataVersion(ctx));
     const text = (await exportBytes(ctx, '?platform=playstation')).toString('utf8');
     const rows = text.split('\r\n').filter((l) => l !== '').slice(1);
@@ -240,6 +240,8 @@ describe('the price guide file: downloads cut off mid-stream', { skip: process.p
     await operator.close();
     key = ctx.loaded.keys.demo as string;
     path = await guideWritten(ctx, await dataVersion(ctx));
+    // The scan of the file's rows (for filtered exports) holds it open for a moment after it is written.
+    await waitFor(async () => openHandles(path) === 0, 'the scan of the rows to end');
     await ctx.app.listen({ host: '127.0.0.1', port: 0 });
     port = (ctx.app.server.address() as AddressInfo).port;
   });
