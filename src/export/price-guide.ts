@@ -198,15 +198,14 @@ export class PriceGuide {
     // Another version's offsets serve no request that this one's file can: let them go first.
     this.rows = null;
     this.scanning = this.id()
-      .then((storeId) => scanGuideRows(join(this.options.dir as string, fileName(storeId, version)), this.abort.signal))
+      .then((storeId) => this.scanned(join(this.options.dir as string, fileName(storeId, version)), version))
       .then((rows) => {
-        if (!this.closed) this.rows = { version, rows };
+        // Only the latest known version's rows are kept (a write may have found a newer one meanwhile).
+        if (rows !== null && !this.closed && this.known === version) this.rows = { version, rows };
       })
       .catch((error: unknown) => {
-        if (this.abort.signal.aborted) return;
         this.scanFailedAt = performance.now();
-        // Missing: removed after a newer version's file was written, which is scanned next.
-        if (!isMissing(error)) this.options.log.warn({ err: error }, 'price guide: cannot read where its rows start; filtered exports stream from the store');
+        this.options.log.warn({ err: error }, 'price guide: cannot scan its rows; filtered exports stream from the store');
       })
       .finally(() => {
         this.scanning = null;
@@ -253,6 +252,7 @@ export class PriceGuide {
     await mkdir(dir, { recursive: true });
     const started = performance.now();
     const counter = { rows: 0 };
+    let rows: GuideRows | null = null;
     const version = await readPriceGuideSnapshot(this.options.store, async (snapshotVersion, batches) => {
       const path = join(dir, fileName(storeId, snapshotVersion));
       try {
@@ -270,6 +270,8 @@ export class PriceGuide {
         await pipeline(Readable.from(csvChunks(EXPORT_COLUMNS, counting(batches, counter))), createWriteStream(temp, { flush: true }), {
           signal: this.abort.signal,
         });
+        // Its rows are known when it becomes visible (filtered exports copy from it).
+        rows = await this.scanned(temp, snapshotVersion);
         await rename(temp, path);
       } catch (error) {
         await rm(temp, { force: true });
@@ -281,8 +283,23 @@ export class PriceGuide {
       );
       return snapshotVersion;
     });
-    this.found(version);
+    this.known = version;
+    if (rows !== null) this.rows = { version, rows };
+    this.scanRows(version);
     await this.removeOthers(dir, storeId, version);
+  }
+
+  /** The rows of the file at `path`, or null when they cannot be read (logged; filtered exports then stream from the store). */
+  private async scanned(path: string, version: number): Promise<GuideRows | null> {
+    try {
+      return await scanGuideRows(path, this.abort.signal);
+    } catch (error) {
+      if (this.abort.signal.aborted) return null;
+      this.scanFailedAt = performance.now();
+      // Missing: removed after a newer version's file was written, which is scanned next.
+      if (!isMissing(error)) this.options.log.warn({ err: error, version }, 'price guide: cannot read where its rows start; filtered exports stream from the store');
+      return null;
+    }
   }
 
   /** Other versions' files of this store, and temporary files left by writers that will never finish. */
