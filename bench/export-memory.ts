@@ -28,6 +28,12 @@ const PLAN_LIMITS = JSON.stringify({ enthusiast: { monthly: 1_000_000_000, perMi
 const PLATFORMS = ['NES', 'Nintendo%2064', 'PlayStation%202', 'Sega%20Genesis', 'Game%20Boy', 'Xbox%20360', 'Wii', 'Dreamcast'];
 const EXPORTS = ['?platform=PlayStation%202', '?search=super', '?search=mario&platform=NES', '?search=zz', ''];
 
+/** User + system CPU time of a process so far, in ms (/proc/<pid>/stat, clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 function required(name: string): string {
   const value = process.env[name];
   if (value === undefined || value === '') throw new Error(`${name} is required`);
@@ -37,13 +43,15 @@ function required(name: string): string {
 /** The preload: on SIGUSR2 the server appends its memory figures to MEMLOG_FILE. */
 const PRELOAD = `
 import { readFileSync, appendFileSync } from 'node:fs';
+import { getHeapSpaceStatistics } from 'node:v8';
 const mb = (b) => Math.round((b / 1048576) * 10) / 10;
 const figures = () => {
   const m = process.memoryUsage();
   const status = readFileSync('/proc/self/status', 'utf8');
   const kb = (k) => mb(Number(new RegExp(k + ':\\\\s+(\\\\d+)').exec(status)?.[1] ?? 0) * 1024);
   return { rss: mb(m.rss), peak: kb('VmHWM'), anon: kb('RssAnon'), file: kb('RssFile'),
-    heapTotal: mb(m.heapTotal), heapUsed: mb(m.heapUsed), external: mb(m.external), arrayBuffers: mb(m.arrayBuffers) };
+    heapTotal: mb(m.heapTotal), heapUsed: mb(m.heapUsed), external: mb(m.external), arrayBuffers: mb(m.arrayBuffers),
+    spaces: Object.fromEntries(getHeapSpaceStatistics().filter((s) => s.space_size > 0).map((s) => [s.space_name, mb(s.space_size)])) };
 };
 process.on('SIGUSR2', () => {
   const sample = figures();
@@ -111,11 +119,13 @@ async function main(): Promise<void> {
       const paths = [...readFileSync(SEARCHES_FILE, 'utf8').split('\n').filter((l) => l !== ''), ...PLATFORMS.flatMap((p) => [`${V1}/catalogue?platform=${p}`, `${V1}/prices?platform=${p}`])];
       const file = join(work, 'paths.txt');
       writeFileSync(file, `${paths.join('\n')}\n${V1}/catalogue/{id}\n${V1}/prices/{id}\n`);
+      const cpuBefore = cpuMs(child.pid!);
       const out = execFileSync('wrk', ['-t1', '-c20', `-d${WORKLOAD_S}s`, '--timeout', '5s', '-s', join(ROOT, 'bench', 'wrk-random.lua'), base], {
         env: { ...process.env, PATHS_FILE: file, KEYS_FILE, IDS: String(ITEMS) },
         encoding: 'utf8',
       });
-      log(`workload: ${out.trim().split('\n').at(-1)}`);
+      const wrkResult = JSON.parse(out.trim().split('\n').at(-1)!) as { requests: number };
+      log(`workload: ${out.trim().split('\n').at(-1)}; server CPU ${((cpuMs(child.pid!) - cpuBefore) / wrkResult.requests).toFixed(2)} ms per request`);
       await sample('after search/list workload');
     }
     for (const query of EXPORTS) {
