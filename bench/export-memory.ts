@@ -10,7 +10,8 @@
  * a line; required), EM_SEARCHES_FILE (request paths for the workload, one a line; none: no workload),
  * EM_EXPORT_DIR (default: a fresh temporary directory), EM_REDIS_URL (with PostgreSQL), EM_WORKLOAD
  * (seconds, default 10), EM_ITEMS (ids for {id}, default 1,000,000), EM_NODE_OPTIONS (extra node flags;
- * with `--expose-gc` each sample also shows the figures after a full collection, i.e. what is live).
+ * with `--expose-gc` each sample also shows the figures after a full collection, i.e. what is live),
+ * EM_SERVER_BIN (another checkout's bin/shelfapi.js, to compare builds on the same data).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -74,7 +75,7 @@ async function main(): Promise<void> {
   const port = 18700 + Math.floor(Math.random() * 200) * 2;
   const child = spawn(
     process.execPath,
-    [...(process.env.EM_NODE_OPTIONS ?? '').split(' ').filter((a) => a !== ''), '--import', preload, join(ROOT, 'bin', 'shelfapi.js'), 'serve'],
+    [...(process.env.EM_NODE_OPTIONS ?? '').split(' ').filter((a) => a !== ''), '--import', preload, process.env.EM_SERVER_BIN ?? join(ROOT, 'bin', 'shelfapi.js'), 'serve'],
     {
       cwd: ROOT,
       env: {
@@ -130,9 +131,11 @@ async function main(): Promise<void> {
     }
     for (const query of EXPORTS) {
       const started = performance.now();
+      const cpuBefore = cpuMs(child.pid!);
       const rows = await downloadCsvRows(`${base}${V1}/prices/export.csv${query}`, key);
       const seconds = (performance.now() - started) / 1000;
-      await sample(`export ${query === '' ? '(unfiltered)' : decodeURIComponent(query)}`, { rows, rowsPerSecond: Math.round(rows / seconds) });
+      const serverCpuMs = cpuMs(child.pid!) - cpuBefore;
+      await sample(`export ${query === '' ? '(unfiltered)' : decodeURIComponent(query)}`, { rows, rowsPerSecond: Math.round(rows / seconds), serverCpuMs });
     }
   } finally {
     child.kill('SIGTERM');
