@@ -1,8 +1,9 @@
 /**
  * The price guide as a file: the unfiltered CSV export is the same bytes for every caller until the next
  * load or import, so each server writes it once per data version, in the background, and serves it from
- * disk. Filtered exports, and any request while the current version's file is not written yet, stream
- * from the store as before: a request never waits for the file.
+ * disk. Filtered exports copy their rows' byte ranges from the same file (guide-rows.ts) once its rows
+ * are scanned. Any request while the current version's file is not written and scanned yet streams from
+ * the store as before: a request never waits for the file.
  *
  * Files are named by the store and the data version (`prices-<store>-v<version>.csv`), written under a
  * temporary name beginning with a dot and renamed into place once complete and flushed to disk, so a
@@ -21,6 +22,8 @@ import type { Store } from '../store/database.js';
 import { EXPORT_COLUMNS } from '../domain/export-columns.js';
 import type { ExportRow } from '../store/repositories/price-export.js';
 import { readPriceGuideSnapshot, storeIdentity } from '../store/repositories/price-guide-snapshot.js';
+import type { PricedRuns } from '../store/search/search-index.js';
+import { copyGuideRows, scanGuideRows, type GuideRows } from './guide-rows.js';
 
 /** How often a server checks the data version for a load or import made by another process. */
 export const PRICE_GUIDE_POLL_MS = 5000;
@@ -65,6 +68,11 @@ export class PriceGuide {
   /** Asked for while a write ran: check again once it ends (the version may have moved on). */
   private askedAgain = false;
   private failedAt = -Infinity;
+  /** Where the rows of the known version's file start, once scanned (filtered exports copy from it). */
+  private rows: { version: number; rows: GuideRows } | null = null;
+  private scanning: Promise<void> | null = null;
+  private scanFailedAt = -Infinity;
+  private firstCheck: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
   private readonly abort = new AbortController();
@@ -78,17 +86,35 @@ export class PriceGuide {
   /** Writes the current version's file if it is missing, then checks again every pollMs. */
   start(): void {
     if (!this.enabled || this.timer !== null) return;
-    this.check();
-    this.timer = setInterval(() => this.check(), this.options.pollMs ?? PRICE_GUIDE_POLL_MS);
+    this.firstCheck = this.check();
+    this.timer = setInterval(() => void this.check(), this.options.pollMs ?? PRICE_GUIDE_POLL_MS);
     this.timer.unref();
   }
 
-  /** Stops watching and ends a write in progress (its temporary file is removed). */
+  /**
+   * Resolves once the first check after start has ended and, when the current version's file was there,
+   * its rows are scanned: start-up may wait for this (bounded), as it does for the search index.
+   */
+  async ready(): Promise<void> {
+    await this.firstCheck;
+    await this.scanning;
+  }
+
+  /** Stops watching and ends a write or scan in progress (a temporary file is removed). */
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer !== null) clearInterval(this.timer);
     this.abort.abort();
-    await this.writing;
+    this.rows = null;
+    await Promise.all([this.writing, this.scanning]);
+  }
+
+  /**
+   * Where the rows of `version`'s file start, or null while they are not known (not written or not
+   * scanned yet, or another version's): the caller then streams from the store.
+   */
+  rowsOf(version: number): GuideRows | null {
+    return this.rows !== null && this.rows.version === version ? this.rows.rows : null;
   }
 
   /**
@@ -100,7 +126,7 @@ export class PriceGuide {
     if (dir === null || this.closed) return null;
     try {
       const handle = await open(join(dir, fileName(await this.id(), version)), 'r');
-      this.known = version;
+      this.found(version);
       return handle;
     } catch (error) {
       if (!isMissing(error)) this.options.log.warn({ err: error }, 'price guide: cannot open the file; streaming from the store');
@@ -110,23 +136,84 @@ export class PriceGuide {
     }
   }
 
+  /**
+   * A filtered export at `version` from the file: the header and the rows of `runs` (the search index's
+   * answer at the same version), or null when the file's rows are not known for `version` or do not
+   * match the index's idea of them; the caller then streams from the store. `close` releases the file.
+   */
+  async filtered(version: number, runs: PricedRuns): Promise<{ chunks: AsyncGenerator<Buffer>; close(): Promise<void> } | null> {
+    const rows = this.rowsOf(version);
+    if (rows === null) return null;
+    const { priced } = runs;
+    if (rows.rows !== priced.rows || rows.firstId !== priced.firstId || rows.lastId !== priced.lastId) {
+      this.options.log.warn({ version, fileRows: rows.rows, indexRows: priced.rows }, 'price guide: the file and the search index disagree; streaming from the store');
+      return null;
+    }
+    const file = await this.open(version);
+    if (file === null) return null;
+    try {
+      // Another server sharing the directory writes the same bytes; anything else is not this file.
+      if ((await file.stat()).size === rows.bounds[rows.rows]) return { chunks: copyGuideRows(file, rows, runs.runs()), close: () => file.close() };
+    } catch (error) {
+      this.options.log.warn({ err: error }, 'price guide: cannot read the file; streaming from the store');
+    }
+    await file.close();
+    return null;
+  }
+
   /** The poll: a file for the current version, or a write of it. */
-  private check(): void {
-    if (this.closed) return;
-    this.options
+  private check(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    return this.options
       .dataVersion()
       .then(async (version) => {
-        if (version === this.known || this.closed) return;
+        if (this.closed) return;
+        if (version === this.known) {
+          // A scan that failed is tried again.
+          this.scanRows(version);
+          return;
+        }
         const dir = this.options.dir as string;
         try {
           await stat(join(dir, fileName(await this.id(), version)));
-          this.known = version;
+          this.found(version);
         } catch (error) {
           if (!isMissing(error)) throw error;
           this.startWrite();
         }
       })
       .catch((error: unknown) => this.options.log.warn({ err: error }, 'price guide: cannot check the data version'));
+  }
+
+  /** `version`'s file is there: its rows are scanned unless they are known. */
+  private found(version: number): void {
+    this.known = version;
+    this.scanRows(version);
+  }
+
+  /** Scans the rows of `version`'s file in the background; one scan at a time, the latest known version next. */
+  private scanRows(version: number): void {
+    if (this.closed || this.scanning !== null || this.rowsOf(version) !== null) return;
+    if (performance.now() - this.scanFailedAt < RETRY_AFTER_FAILURE_MS) return;
+    // Another version's offsets serve no request that this one's file can: let them go first.
+    this.rows = null;
+    this.scanning = this.id()
+      .then((storeId) => this.scanned(join(this.options.dir as string, fileName(storeId, version)), version))
+      .then((rows) => {
+        // Only the latest known version's rows are kept (a write may have found a newer one meanwhile).
+        if (rows !== null && !this.closed && this.known === version) this.rows = { version, rows };
+      })
+      .catch((error: unknown) => {
+        this.scanFailedAt = performance.now();
+        this.options.log.warn({ err: error }, 'price guide: cannot scan its rows; filtered exports stream from the store');
+      })
+      .finally(() => {
+        this.scanning = null;
+        if (this.known !== null && this.known !== version && !this.closed) {
+          this.scanFailedAt = -Infinity;
+          this.scanRows(this.known);
+        }
+      });
   }
 
   private id(): Promise<string> {
@@ -154,7 +241,7 @@ export class PriceGuide {
         this.writing = null;
         if (this.askedAgain) {
           this.askedAgain = false;
-          this.check();
+          void this.check();
         }
       });
   }
@@ -165,6 +252,7 @@ export class PriceGuide {
     await mkdir(dir, { recursive: true });
     const started = performance.now();
     const counter = { rows: 0 };
+    let rows: GuideRows | null = null;
     const version = await readPriceGuideSnapshot(this.options.store, async (snapshotVersion, batches) => {
       const path = join(dir, fileName(storeId, snapshotVersion));
       try {
@@ -182,6 +270,8 @@ export class PriceGuide {
         await pipeline(Readable.from(csvChunks(EXPORT_COLUMNS, counting(batches, counter))), createWriteStream(temp, { flush: true }), {
           signal: this.abort.signal,
         });
+        // Its rows are known when it becomes visible (filtered exports copy from it).
+        rows = await this.scanned(temp, snapshotVersion);
         await rename(temp, path);
       } catch (error) {
         await rm(temp, { force: true });
@@ -194,7 +284,22 @@ export class PriceGuide {
       return snapshotVersion;
     });
     this.known = version;
+    if (rows !== null) this.rows = { version, rows };
+    this.scanRows(version);
     await this.removeOthers(dir, storeId, version);
+  }
+
+  /** The rows of the file at `path`, or null when they cannot be read (logged; filtered exports then stream from the store). */
+  private async scanned(path: string, version: number): Promise<GuideRows | null> {
+    try {
+      return await scanGuideRows(path, this.abort.signal);
+    } catch (error) {
+      if (this.abort.signal.aborted) return null;
+      this.scanFailedAt = performance.now();
+      // Missing: removed after a newer version's file was written, which is scanned next.
+      if (!isMissing(error)) this.options.log.warn({ err: error, version }, 'price guide: cannot read where its rows start; filtered exports stream from the store');
+      return null;
+    }
   }
 
   /** Other versions' files of this store, and temporary files left by writers that will never finish. */

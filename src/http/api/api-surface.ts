@@ -23,6 +23,8 @@ const POSTGRES_SCAN_SLOTS = 2;
 const SCAN_WAIT_MS = 1500;
 /** How long start-up waits for the search index (a million items take a few seconds on an idle machine). */
 const SEARCH_INDEX_READY_WAIT_MS = 8000;
+/** How long start-up waits for the rows of an existing price guide file to be scanned. */
+const GUIDE_READY_WAIT_MS = 1500;
 
 /** The OpenAPI document and reference page; registered before any route, so the document sees them all. */
 export async function registerApiDocs(app: App): Promise<void> {
@@ -46,7 +48,14 @@ export async function registerApiRoutes(app: App, deps: AppDeps, queries: HotQue
   app.addHook('onClose', async () => search.close());
   registerSearchIndexMetrics(metrics.registry, () => search.status());
   const guide = new PriceGuide({ dir: deps.config.exportDir, store, dataVersion: queries.dataVersion, log: app.log });
-  app.addHook('onReady', async () => guide.start());
+  // Like the index: start-up waits a little for the rows of an existing file, so filtered exports are
+  // copied from it from the first request; never for a write.
+  app.addHook('onReady', async () => {
+    guide.start();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([guide.ready(), new Promise((resolve) => (timer = setTimeout(resolve, GUIDE_READY_WAIT_MS)))]);
+    clearTimeout(timer);
+  });
   app.addHook('onClose', async () => guide.close());
   await app.register(
     async (api) => registerRoutes(api as unknown as App, { ...deps, queries, cache: new ReadCache(queries.dataVersion), scans, search, guide, answers: new ListAnswers() }),

@@ -26,6 +26,16 @@ export function popcount32(x: number): number {
   return Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
 }
 
+/** The number of set bits. */
+export function count(bits: Bitset): number {
+  let n = 0;
+  for (let i = 0; i < bits.length; i++) {
+    const word = bits[i]!;
+    if (word !== 0) n += popcount32(word);
+  }
+  return n;
+}
+
 /** Ordinals of the set bits from the `skip`-th one on, at most `take` of them, ascending. */
 export function ordinals(bits: Bitset, skip: number, take: number): number[] {
   const out: number[] = [];

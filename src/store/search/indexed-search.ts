@@ -23,7 +23,7 @@ import { priceColumns, type PriceFilters, type PriceRow } from '../repositories/
 import type { Database } from '../schema.js';
 import { searchTerms } from '../search-text.js';
 import { readSearchIndex } from './read-search-index.js';
-import { SearchIndex, type IndexQuery } from './search-index.js';
+import { SearchIndex, type IndexQuery, type PricedRuns } from './search-index.js';
 
 /** How often the data version is checked for a change made elsewhere (a load or import by another process). */
 const POLL_MS = 1000;
@@ -214,6 +214,30 @@ export class IndexedSearch {
   private async unchanged(version: number, rows: ReadonlyArray<{ dataVersion: number }>): Promise<boolean> {
     const after = rows.length > 0 ? Number(rows[0]!.dataVersion) : await this.dataVersion();
     return after === version;
+  }
+
+  /**
+   * A filtered export's rows as runs of the unfiltered export's rows at `version` (which the price guide
+   * file holds), for any filters the index answers (search, platform, upc and their combinations); null
+   * when the index is not for `version` or cannot answer, or the UPC's items were read at another version.
+   */
+  async pricedRuns(filters: PriceFilters, version: number): Promise<PricedRuns | null> {
+    const terms = filters.search === undefined ? [] : searchTerms(filters.search);
+    if (!SearchIndex.answers(terms)) return null;
+    const index = this.current(version);
+    if (index === null) return null;
+    let within: number[] | undefined;
+    if (filters.upc !== undefined) {
+      const rows = await this.store.db
+        .selectFrom('current_prices')
+        .select('master_item_id')
+        .select(dataVersionColumn)
+        .where('upc', '=', filters.upc)
+        .execute();
+      if (!(await this.unchanged(version, rows))) return null;
+      within = rows.map((row) => Number(row.master_item_id));
+    }
+    return index.pricedRuns({ terms, platform: filters.platform?.toLowerCase(), within });
   }
 
   /**

@@ -21,7 +21,7 @@
  * An index is immutable and belongs to one data version (read-cache.ts): whoever uses it checks that the
  * version is still current.
  */
-import { andInto, countAndPage, fillAll, ordinals, wordsFor, type Bitset } from './bitset.js';
+import { andInto, count, countAndPage, fillAll, ordinals, popcount32, wordsFor, type Bitset } from './bitset.js';
 import { orPostings, postingsBytes, PostingsBuilder, type Postings } from './postings.js';
 
 /** What a search asks, with every value already in the store's folded or lower-cased form. */
@@ -35,6 +35,19 @@ export interface IndexQuery {
   pricedOnly?: boolean;
   /** Only these masterItemIds (the items whose current price carries the asked UPC). */
   within?: readonly number[] | undefined;
+}
+
+/**
+ * The rows of a filtered export as runs of the unfiltered export's rows (the priced items, in order): what
+ * lets the price guide file (src/export) serve a filtered export by copying byte ranges of itself.
+ */
+export interface PricedRuns {
+  /** The unfiltered export's rows, and the masterItemIds of its first and last, to check a file against. */
+  priced: { rows: number; firstId: number | null; lastId: number | null };
+  /** Matching rows. */
+  rows: number;
+  /** Each run of consecutive matching rows as [first row, end row), ascending. */
+  runs(): Generator<[number, number]>;
 }
 
 export interface IndexPage {
@@ -125,6 +138,65 @@ export class SearchIndex {
     const bits = this.match(query);
     if (bits === null) return null;
     return ordinals(bits, 0, Number.MAX_SAFE_INTEGER).map((o) => this.ids[o]!);
+  }
+
+  /**
+   * A priced-only query's matches as runs of rows of the unfiltered export (whose row r is the r-th priced
+   * item); null when the index cannot answer. Holds a copy of the matches (size / 8 bytes), so the runs can
+   * be read across awaits.
+   */
+  pricedRuns(query: IndexQuery): PricedRuns | null {
+    const bits = this.match({ ...query, pricedOnly: true });
+    if (bits === null) return null;
+    const matches = bits.slice();
+    const priced = this.priced;
+    return {
+      priced: this.pricedSummary(),
+      rows: count(matches),
+      *runs() {
+        let row = 0;
+        let start = -1;
+        for (let w = 0; w < priced.length; w++) {
+          const p = priced[w]!;
+          if (p === 0) continue;
+          // Matches are priced items, so each word of them is a subset of the priced word.
+          const m = matches[w]!;
+          if (m === p || m === 0) {
+            if (m !== 0 && start < 0) start = row;
+            else if (m === 0 && start >= 0) {
+              yield [start, row];
+              start = -1;
+            }
+            row += popcount32(p);
+            continue;
+          }
+          for (let rest = p; rest !== 0; rest ^= rest & -rest, row++) {
+            if ((m & rest & -rest) !== 0) {
+              if (start < 0) start = row;
+            } else if (start >= 0) {
+              yield [start, row];
+              start = -1;
+            }
+          }
+        }
+        if (start >= 0) yield [start, row];
+      },
+    };
+  }
+
+  private pricedSummaryCache: PricedRuns['priced'] | null = null;
+
+  private pricedSummary(): PricedRuns['priced'] {
+    if (this.pricedSummaryCache !== null) return this.pricedSummaryCache;
+    const rows = count(this.priced);
+    const [first] = ordinals(this.priced, 0, 1);
+    const [last] = ordinals(this.priced, Math.max(rows - 1, 0), 1);
+    this.pricedSummaryCache = {
+      rows,
+      firstId: first === undefined ? null : this.ids[first]!,
+      lastId: last === undefined ? null : this.ids[last]!,
+    };
+    return this.pricedSummaryCache;
   }
 
   /**

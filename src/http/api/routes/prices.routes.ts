@@ -64,11 +64,21 @@ export function registerPriceRoutes(app: App, deps: RouteDeps): void {
       // GET's headers (docs/contract.md, "Request pipeline"): the GET streams with no length known up front, and sending ''
       // made Fastify announce `content-length: 0`, i.e. an empty file; an empty stream leaves it unannounced.
       if (request.method === 'HEAD' || ifNoneMatchMatches(request.headers['if-none-match'], etag)) return reply.send(Readable.from([]));
-      // The unfiltered guide from its file when this version's is written; otherwise, and for filters, from
-      // the store. The handle is opened last: nothing can fail between it and the reply, which closes it.
+      // The unfiltered guide from its file when this version's is written; otherwise from the store. The
+      // handle is opened last: nothing can fail between it and the reply, which closes it.
       if (Object.values(filters).every((value) => value === undefined)) {
         const file = await deps.guide.open(version);
         if (file !== null) return reply.send(file.createReadStream({ highWaterMark: EXPORT_BUFFER_BYTES }));
+      } else if (deps.guide.rowsOf(version) !== null) {
+        // Filtered: the matching rows copied from the same file, when both it and the search index are at
+        // this version; otherwise from the store.
+        const runs = await deps.search.pricedRuns(filters, version);
+        const fromFile = runs === null ? null : await deps.guide.filtered(version, runs);
+        if (fromFile !== null) {
+          const stream = Readable.from(fromFile.chunks, { objectMode: false, highWaterMark: EXPORT_BUFFER_BYTES });
+          stream.once('close', () => void fromFile.close().catch(() => undefined));
+          return reply.send(stream);
+        }
       }
       const stream = Readable.from(csvChunks(EXPORT_COLUMNS, deps.search.exportBatches(filters)), {
         objectMode: false,
