@@ -63,6 +63,8 @@ declare module 'fastify' {
     refusedKey: { keyId: number; accountId: number } | null;
     /** The error this request was answered with, for the owner's statistics. */
     failure: { code: string; message: string } | null;
+    /** The store's data version, read with the key check; null when none was read (item-answers.ts). */
+    dataVersion: number | null;
   }
   interface FastifyContextConfig {
     meta?: RouteMeta;
@@ -133,7 +135,11 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
       });
     }
     return authenticate(request.raw.rawHeaders, clock.now(), {
-      findKey: principals.find,
+      findKey: async (keyHash) => {
+        const found = await principals.find(keyHash);
+        request.dataVersion = found.dataVersion;
+        return found.key;
+      },
       keyPrefix: config.keyPrefix,
       planLimits: config.planLimits,
     });
@@ -210,6 +216,7 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
     app.decorateRequest('deadline', 0);
     app.decorateRequest('refusedKey', null);
     app.decorateRequest('failure', null);
+    app.decorateRequest('dataVersion', null);
 
     app.addHook('onRequest', async (request, reply) => {
       // One deadline for the whole request: the key lookup, the meter and the handler share it.

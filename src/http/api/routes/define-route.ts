@@ -27,7 +27,11 @@ export interface RouteSpec<Q extends TObject, P extends TObject, R extends TSche
   produces?: string;
   /** True when the handler answers 404 for a missing item. */
   itemNotFound?: boolean;
-  handler: (request: FastifyRequest<{ Querystring: Static<Q>; Params: Static<P> }>, reply: import('fastify').FastifyReply) => Promise<Static<R> | void>;
+  /**
+   * Returns the body, or a string already serialized by `reply.serialize` with its content type (and ETag)
+   * set on the reply, which Fastify sends as it is (item-answers.ts).
+   */
+  handler: (request: FastifyRequest<{ Querystring: Static<Q>; Params: Static<P> }>, reply: import('fastify').FastifyReply) => Promise<Static<R> | string | void>;
 }
 
 export function defineRoute<Q extends TObject, P extends TObject, R extends TSchema>(app: App, spec: RouteSpec<Q, P, R>): void {
