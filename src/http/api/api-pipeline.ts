@@ -40,6 +40,9 @@ import { rateLimitHeaders } from './rate-limit-headers.js';
 import { isStoreUnavailable } from './store-errors.js';
 import { usageRecord } from './usage-record.js';
 
+/** Whether a logger at this level writes the per-request line (info); false for Fastify's silent logger. */
+const logsRequests = (level: string | undefined): boolean => level === 'info' || level === 'debug' || level === 'trace';
+
 /** What a route declares about itself to the pipeline. */
 export interface RouteMeta {
   /** Scope the endpoint needs; null for /me. */
@@ -342,8 +345,10 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
         if (record !== null) stats.record(record);
       }
       const route = request.routeOptions.url ?? 'unknown';
-      metrics.requests.inc({ route, method: request.method, status: reply.statusCode });
+      metrics.countRequest(route, request.method, reply.statusCode);
       metrics.duration.observe({ route }, reply.elapsedTime / 1000);
+      // The line's fields (a URL scanned for keys among them) are built only when it is written.
+      if (!logsRequests(request.log.level)) return;
       request.log.info(
         {
           method: request.method,
