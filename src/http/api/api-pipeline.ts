@@ -250,10 +250,11 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
 
     /** Steps 4 to 8: one meter call, then the first failing step decides. */
     async function admit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-      if (request.routeOptions.config.public === true) return;
+      // Read once: Fastify builds request.routeOptions anew on every read.
+      const routeConfig = request.routeOptions.config;
+      if (routeConfig.public === true) return;
       const principal = request.principal;
       if (principal === null) throw new Error('pipeline: admit before authenticate');
-      const routeConfig = request.routeOptions.config;
       const meta = routeConfig.meta;
       let refusal: ApiError | null = null;
       // The OPTIONS twin of a route carries `preflight` and no `meta`: test it before treating a missing
@@ -340,11 +341,12 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
     });
 
     app.addHook('onResponse', async (request, reply) => {
-      if (stats !== null && request.routeOptions.config.public !== true) {
+      const { config: routeConfig, url: routeUrl } = request.routeOptions;
+      if (stats !== null && routeConfig.public !== true) {
         const record = usageRecord(request, reply.statusCode, clock.now());
         if (record !== null) stats.record(record);
       }
-      const route = request.routeOptions.url ?? 'unknown';
+      const route = routeUrl ?? 'unknown';
       metrics.countRequest(route, request.method, reply.statusCode);
       metrics.duration.observe({ route }, reply.elapsedTime / 1000);
       // The line's fields (a URL scanned for keys among them) are built only when it is written.
@@ -353,7 +355,7 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
         {
           method: request.method,
           url: redactSecrets(request.url),
-          route: request.routeOptions.url ?? null,
+          route: routeUrl ?? null,
           status: reply.statusCode,
           durationMs: Math.round(reply.elapsedTime * 100) / 100,
           accountId: request.principal?.accountId ?? null,
