@@ -193,7 +193,7 @@ describe('the answers one server holds', () => {
     const byCount = new ItemAnswers(read, { entries: 2, bytes: 1 << 20 });
     for (const id of [1, 2, 3, 4, 5]) await byCount.answer(1, id, serialize);
     assert.equal(byCount.size, 2);
-    const big = new ItemAnswers(async () => 'x'.repeat(1000), { entries: 100, bytes: 5000 });
+    const big = new ItemAnswers(async () => 'x'.repeat(2000), { entries: 100, bytes: 5000 });
     for (const id of [1, 2, 3, 4, 5]) await big.answer(1, id, (row) => row);
     assert.equal(big.size, 2, 'two answers of about 2 kB fit in 5 kB');
   });

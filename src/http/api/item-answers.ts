@@ -26,11 +26,16 @@ export interface ItemAnswer {
 type Held = ItemAnswer | typeof NOT_FOUND;
 const NOT_FOUND = Object.freeze({ notFound: true as const });
 
-/** About 130 bytes an answer beyond its body: the key, the tag and the entry. */
-const ENTRY_OVERHEAD = 130;
+/** About 200 bytes an answer beyond its body's characters: the key, the tag, the entry and the cache's slots. */
+const ENTRY_OVERHEAD = 200;
 
-export const ITEM_ANSWER_ENTRIES = 100_000;
-export const ITEM_ANSWER_BYTES = 64 * 1024 * 1024;
+/**
+ * Per cache (items, prices): about 20,000 item answers of the demo catalogue (520-byte bodies), so the two
+ * together stay near 32 MB of the heap. A client reading the same items again gets them from here; a
+ * uniform scan of a million ids would miss at any size a server can spare.
+ */
+export const ITEM_ANSWER_ENTRIES = 50_000;
+export const ITEM_ANSWER_BYTES = 16 * 1024 * 1024;
 
 export class ItemAnswers<Row> {
   #version = -1;
@@ -43,7 +48,8 @@ export class ItemAnswers<Row> {
     this.#entries = new LRUCache<number, Held>({
       max: limits.entries,
       maxSize: limits.bytes,
-      sizeCalculation: (held) => ('body' in held ? held.body.length * 2 : 0) + ENTRY_OVERHEAD,
+      // Characters, not bytes: V8 keeps a string of Latin-1 characters at one byte each.
+      sizeCalculation: (held) => ('body' in held ? held.body.length : 0) + ENTRY_OVERHEAD,
     });
   }
 
