@@ -10,7 +10,11 @@
  * so an answer kept under a version is never older than that version: a request at a newer version never
  * gets an older body. A request with no version (none was read) is answered from the store every time.
  *
- * Bounded by entries and by bytes; past either the least recently used go first.
+ * Bounded by entries and by bytes; past either the least recently used go first. An answer is kept from
+ * its id's second request at a version on: ids asked once (a scan of the catalogue) would each be kept
+ * only to be pushed out again, which costs more than it saves (the copy into the old generation and
+ * the eviction, about 2 µs a request measured on uniform ids). The ids seen are a fixed table of numbers,
+ * one id a slot: two ids that share a slot only delay each other's keeping.
  */
 import type { FastifyReply } from 'fastify';
 import { LRUCache } from 'lru-cache';
@@ -35,11 +39,15 @@ const ENTRY_OVERHEAD = 200;
  * uniform scan of a million ids would miss at any size a server can spare.
  */
 export const ITEM_ANSWER_ENTRIES = 50_000;
+const SEEN_SLOTS = 1 << 16;
+const SEEN_MASK = SEEN_SLOTS - 1;
 export const ITEM_ANSWER_BYTES = 16 * 1024 * 1024;
 
 export class ItemAnswers<Row> {
   #version = -1;
   readonly #entries: LRUCache<number, Held>;
+  /** Ids asked for once at this version, whose answers were not kept: slot `id & SEEN_MASK`, NaN when empty. */
+  readonly #seen = new Float64Array(SEEN_SLOTS).fill(Number.NaN);
 
   constructor(
     private readonly read: (id: number) => Promise<Row | undefined>,
@@ -78,8 +86,15 @@ export class ItemAnswers<Row> {
     if (dataVersion === null || dataVersion < this.#version) return;
     if (dataVersion > this.#version) {
       this.#entries.clear();
+      this.#seen.fill(Number.NaN);
       this.#version = dataVersion;
     }
+    const slot = id & SEEN_MASK;
+    if (this.#seen[slot] !== id) {
+      this.#seen[slot] = id;
+      return;
+    }
+    this.#seen[slot] = Number.NaN;
     this.#entries.set(id, held);
   }
 
