@@ -11,17 +11,30 @@
  * Unknown keys are not held: a key made later is found by the next lookup, and guessed keys fill nothing.
  *
  * The check is a primary-key read of accounts alone: any join with api_keys is at the mercy of its planner
- * statistics (docs/performance.md). A deleted key bumps its account; a deleted account's id, if reused,
+ * statistics (docs/performance.md). The same statement reads the store's data version (another primary-key
+ * read), which the request keeps: item and price answers are held per data version, and this costs them no
+ * round trip of their own. A deleted key bumps its account; a deleted account's id, if reused,
  * starts above every version the deleted one had (migration 0008).
  */
 import { LRUCache } from 'lru-cache';
+import type { KeyWithVersions, StoreVersions } from '../store/hot-queries.js';
 import type { KeyWithAccount } from '../store/repositories/api-key.repository.js';
 
 export interface KeyLookup {
-  keyByHash(hash: string): Promise<KeyWithAccount | undefined>;
-  /** The account's access version; undefined when the account is gone. */
-  accessVersion(accountId: number): Promise<number | undefined>;
+  /** The key's row with its account's access version and the store's data version, in one statement. */
+  keyByHash(hash: string): Promise<KeyWithVersions | undefined>;
+  /** The account's access version and the store's data version, in one statement. */
+  versions(accountId: number): Promise<StoreVersions>;
 }
+
+/** What a lookup found: the key's current row (undefined for an unknown key) and the data version read with it. */
+export interface FoundKey {
+  key: KeyWithAccount | undefined;
+  /** Null when no row was read (an unknown key): no version was read either. */
+  dataVersion: number | null;
+}
+
+const UNKNOWN: FoundKey = Object.freeze({ key: undefined, dataVersion: null });
 
 /** Enough for every key in use on a server; past it the least recently used goes first. */
 export const PRINCIPAL_CACHE_ENTRIES = 10_000;
@@ -37,19 +50,20 @@ export class PrincipalCache {
   }
 
   /** The key's row as the store has it now: from memory when the account's access version is unchanged. */
-  readonly find = async (keyHash: string): Promise<KeyWithAccount | undefined> => {
+  readonly find = async (keyHash: string): Promise<FoundKey> => {
     const held = this.#entries.get(keyHash);
     if (held !== undefined) {
-      if ((await this.lookup.accessVersion(held.accountId)) === held.accessVersion) return held;
+      const versions = await this.lookup.versions(held.accountId);
+      if (versions.accessVersion === held.accessVersion) return { key: held, dataVersion: versions.dataVersion };
       this.#entries.delete(keyHash);
     }
     // One statement reads the row and the version together, so the version held is the row's own: a change
     // committed after the read bumps past it.
     const row = await this.lookup.keyByHash(keyHash);
-    if (row === undefined) return undefined;
-    const entry = { ...row, accessVersion: Number(row.accessVersion) };
+    if (row === undefined) return UNKNOWN;
+    const { dataVersion, ...entry } = row;
     this.#entries.set(keyHash, entry);
-    return entry;
+    return { key: entry, dataVersion };
   };
 
   get size(): number {

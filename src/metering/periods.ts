@@ -1,12 +1,30 @@
 /** Calendar arithmetic for the quota (UTC months) and per-key usage (UTC days). */
 export const WINDOW_MS = 60_000;
 
+const DAY_MS = 86_400_000;
+
+/**
+ * The last month and day named, with the span of epoch ms they cover: every request names today's (its
+ * quota charge, the owners' statistics), and formatting a date is the costly part. Empty spans at first.
+ */
+let heldPeriod = { start: 0, end: 0, text: '' };
+let heldDay = { start: 0, end: 0, text: '' };
+
 export function periodOf(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 7);
+  if (ms >= heldPeriod.start && ms < heldPeriod.end) return heldPeriod.text;
+  const text = new Date(ms).toISOString().slice(0, 7);
+  const { start, reset } = monthBounds(ms);
+  heldPeriod = { start, end: reset, text };
+  return text;
 }
 
 export function dayOf(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
+  if (ms >= heldDay.start && ms < heldDay.end) return heldDay.text;
+  const text = new Date(ms).toISOString().slice(0, 10);
+  // UTC days are all DAY_MS long in epoch ms (which count no leap seconds).
+  const start = Math.floor(ms / DAY_MS) * DAY_MS;
+  heldDay = { start, end: start + DAY_MS, text };
+  return text;
 }
 
 /** Start of the month containing ms, and of the next one (the quota reset), in epoch ms. */

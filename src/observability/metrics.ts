@@ -9,11 +9,27 @@ export type MeterOutcome = 'admitted' | 'counted' | 'rate_limited' | 'quota_exce
 
 export class Metrics {
   readonly registry = new Registry();
+  /**
+   * Requests and meter outcomes since the last read, counted in maps keyed by the label values and added
+   * to the counters when they are read (prom-client calls `collect` before every read): prom-client's
+   * `inc` builds and looks up a string of its labels on every call, and these count every request.
+   */
+  readonly #requestCounts = new Map<string, Map<string, Map<number, number>>>();
+  readonly #outcomeCounts = new Map<MeterOutcome, number>();
+
   readonly requests = new Counter({
     name: 'shelfapi_http_requests_total',
     help: 'Requests answered, by route pattern, method and status',
     labelNames: ['route', 'method', 'status'] as const,
     registers: [this.registry],
+    collect: () => {
+      for (const [route, byMethod] of this.#requestCounts) {
+        for (const [method, byStatus] of byMethod) {
+          for (const [status, count] of byStatus) this.requests.inc({ route, method, status }, count);
+        }
+      }
+      this.#requestCounts.clear();
+    },
   });
   readonly duration = new Histogram({
     name: 'shelfapi_http_request_duration_seconds',
@@ -27,6 +43,10 @@ export class Metrics {
     help: 'Metering decisions: admitted (burst), counted (quota), rate_limited, quota_exceeded, unavailable, given_back (5xx), not_modified (304, quota given back)',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
+    collect: () => {
+      for (const [outcome, count] of this.#outcomeCounts) this.meter.inc({ outcome }, count);
+      this.#outcomeCounts.clear();
+    },
   });
   readonly storeErrors = new Counter({
     name: 'shelfapi_store_errors_total',
@@ -47,6 +67,15 @@ export class Metrics {
   }
 
   outcome(outcome: MeterOutcome): void {
-    this.meter.inc({ outcome });
+    this.#outcomeCounts.set(outcome, (this.#outcomeCounts.get(outcome) ?? 0) + 1);
+  }
+
+  /** One answered request, by its route pattern, method and status. */
+  countRequest(route: string, method: string, status: number): void {
+    let byMethod = this.#requestCounts.get(route);
+    if (byMethod === undefined) this.#requestCounts.set(route, (byMethod = new Map()));
+    let byStatus = byMethod.get(method);
+    if (byStatus === undefined) byMethod.set(method, (byStatus = new Map()));
+    byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
   }
 }

@@ -1,30 +1,56 @@
 /** The queries every request or every single-item request runs, prepared once per store (prepared-query.ts). */
 import type { Store } from './database.js';
 import { prepareQuery } from './prepared-query.js';
-import { accessVersionQuery, keyByHashQuery, type KeyWithAccount } from './repositories/api-key.repository.js';
+import { keyByHashQuery, type KeyWithAccount } from './repositories/api-key.repository.js';
 import { catalogueItemQuery, type CatalogueItem } from './repositories/catalogue.repository.js';
 import { priceQuery, type PriceRow } from './repositories/price.repository.js';
 
-export interface HotQueries {
-  keyByHash(hash: string): Promise<KeyWithAccount | undefined>;
+/** A key's row and the store's data version, read in one statement. */
+export type KeyWithVersions = KeyWithAccount & { dataVersion: number };
+
+/** The two versions a request checks, read in one statement: one snapshot, one round trip on PostgreSQL. */
+export interface StoreVersions {
   /** The account's access version; undefined when the account is gone. */
-  accessVersion(accountId: number): Promise<number | undefined>;
+  accessVersion: number | undefined;
+  /** The served data's version (loads and imports bump it): what item and price answers are kept by. */
+  dataVersion: number;
+}
+
+export interface HotQueries {
+  keyByHash(hash: string): Promise<KeyWithVersions | undefined>;
+  versions(accountId: number): Promise<StoreVersions>;
   catalogueItem(id: number): Promise<CatalogueItem | undefined>;
   price(masterItemId: number): Promise<PriceRow | undefined>;
   dataVersion(): Promise<number>;
 }
 
 export function hotQueries(store: Store): HotQueries {
-  const key = prepareQuery(store, 1, (db, hash: string) => keyByHashQuery(db, hash));
-  const access = prepareQuery(store, 1, (db, accountId: number) => accessVersionQuery(db, accountId));
+  // Each version is a primary-key read in a scalar subquery, so neither depends on a join's plan.
+  const key = prepareQuery(store, 1, (db, hash: string) =>
+    keyByHashQuery(db, hash).select((eb) => eb.selectFrom('data_version').select('version').where('id', '=', 1).as('dataVersion')),
+  );
+  const versions = prepareQuery(store, 1, (db, accountId: number) =>
+    db.selectNoFrom((eb) => [
+      eb.selectFrom('accounts').select('access_version').where('id', '=', accountId).as('accessVersion'),
+      eb.selectFrom('data_version').select('version').where('id', '=', 1).as('dataVersion'),
+    ]),
+  );
   const item = prepareQuery(store, 1, (db, id: number) => catalogueItemQuery(db, id));
   const price = prepareQuery(store, 1, (db, id: number) => priceQuery(db, id));
   const version = prepareQuery(store, 0, (db) => db.selectFrom('data_version').select('version').where('id', '=', 1));
   return {
-    keyByHash: async (hash) => (await key(hash))[0],
-    accessVersion: async (accountId) => {
-      const row = (await access(accountId))[0];
-      return row === undefined ? undefined : Number(row.accessVersion);
+    keyByHash: async (hash) => {
+      const row = (await key(hash))[0];
+      return row === undefined ? undefined : { ...row, accessVersion: Number(row.accessVersion), dataVersion: Number(row.dataVersion) };
+    },
+    versions: async (accountId) => {
+      const row = (await versions(accountId))[0];
+      // No data_version row is a broken store: refuse rather than serve answers kept for some version.
+      if (row?.dataVersion === null || row?.dataVersion === undefined) throw new Error('the store has no data version');
+      return {
+        accessVersion: row.accessVersion === null ? undefined : Number(row.accessVersion),
+        dataVersion: Number(row.dataVersion),
+      };
     },
     catalogueItem: async (id) => (await item(id))[0],
     price: async (id) => (await price(id))[0],

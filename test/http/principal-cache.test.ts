@@ -167,12 +167,12 @@ describe('an account deleted by hand and its id given to a new account', () => {
       const accountId = loaded.accounts.gone!;
       const hash = hashKey(loaded.keys.gone!);
       const cache = new PrincipalCache(hotQueries(t.store));
-      assert.equal((await cache.find(hash))?.accountId, accountId);
+      assert.equal((await cache.find(hash)).key?.accountId, accountId);
       // No code deletes accounts; by hand, with nothing asked of this server in between.
       await t.store.db.deleteFrom('api_keys').where('account_id', '=', accountId).execute();
       await t.store.db.deleteFrom('accounts').where('id', '=', accountId).execute();
       await insertAccount(t.store.db, { id: accountId, email: 'new@example.com', plan: 'enthusiast', planStatus: 'active', createdAt: '2026-01-01T00:00:00.000Z' });
-      assert.equal(await cache.find(hash), undefined, 'the deleted key is not found');
+      assert.equal((await cache.find(hash)).key, undefined, 'the deleted key is not found');
     } finally {
       await t.close();
     }
@@ -194,12 +194,12 @@ describe('the number of principals a server holds', () => {
       const cache = new PrincipalCache(hotQueries(t.store), 2);
       for (const round of [1, 2]) {
         for (const ref of ['k1', 'k2', 'k3']) {
-          const row = await cache.find(hashKey(loaded.keys[ref]!));
+          const row = (await cache.find(hashKey(loaded.keys[ref]!))).key;
           assert.equal(row?.accountId, loaded.accounts.a, `${ref}, round ${round}`);
           assert.ok(cache.size <= 2);
         }
       }
-      assert.equal(await cache.find(hashKey(`${loaded.keys.k1!.slice(0, -1)}x`)), undefined, 'an unknown key is not found');
+      assert.equal((await cache.find(hashKey(`${loaded.keys.k1!.slice(0, -1)}x`))).key, undefined, 'an unknown key is not found');
       assert.equal(cache.size, 2, 'nor held');
     } finally {
       await t.close();

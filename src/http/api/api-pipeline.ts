@@ -40,6 +40,9 @@ import { rateLimitHeaders } from './rate-limit-headers.js';
 import { isStoreUnavailable } from './store-errors.js';
 import { usageRecord } from './usage-record.js';
 
+/** Whether a logger at this level writes the per-request line (info); false for Fastify's silent logger. */
+const logsRequests = (level: string | undefined): boolean => level === 'info' || level === 'debug' || level === 'trace';
+
 /** What a route declares about itself to the pipeline. */
 export interface RouteMeta {
   /** Scope the endpoint needs; null for /me. */
@@ -63,6 +66,8 @@ declare module 'fastify' {
     refusedKey: { keyId: number; accountId: number } | null;
     /** The error this request was answered with, for the owner's statistics. */
     failure: { code: string; message: string } | null;
+    /** The store's data version, read with the key check; null when none was read (item-answers.ts). */
+    dataVersion: number | null;
   }
   interface FastifyContextConfig {
     meta?: RouteMeta;
@@ -133,7 +138,11 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
       });
     }
     return authenticate(request.raw.rawHeaders, clock.now(), {
-      findKey: principals.find,
+      findKey: async (keyHash) => {
+        const found = await principals.find(keyHash);
+        request.dataVersion = found.dataVersion;
+        return found.key;
+      },
       keyPrefix: config.keyPrefix,
       planLimits: config.planLimits,
     });
@@ -210,6 +219,7 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
     app.decorateRequest('deadline', 0);
     app.decorateRequest('refusedKey', null);
     app.decorateRequest('failure', null);
+    app.decorateRequest('dataVersion', null);
 
     app.addHook('onRequest', async (request, reply) => {
       // One deadline for the whole request: the key lookup, the meter and the handler share it.
@@ -240,10 +250,11 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
 
     /** Steps 4 to 8: one meter call, then the first failing step decides. */
     async function admit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-      if (request.routeOptions.config.public === true) return;
+      // Read once: Fastify builds request.routeOptions anew on every read.
+      const routeConfig = request.routeOptions.config;
+      if (routeConfig.public === true) return;
       const principal = request.principal;
       if (principal === null) throw new Error('pipeline: admit before authenticate');
-      const routeConfig = request.routeOptions.config;
       const meta = routeConfig.meta;
       let refusal: ApiError | null = null;
       // The OPTIONS twin of a route carries `preflight` and no `meta`: test it before treating a missing
@@ -330,18 +341,21 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
     });
 
     app.addHook('onResponse', async (request, reply) => {
-      if (stats !== null && request.routeOptions.config.public !== true) {
+      const { config: routeConfig, url: routeUrl } = request.routeOptions;
+      if (stats !== null && routeConfig.public !== true) {
         const record = usageRecord(request, reply.statusCode, clock.now());
         if (record !== null) stats.record(record);
       }
-      const route = request.routeOptions.url ?? 'unknown';
-      metrics.requests.inc({ route, method: request.method, status: reply.statusCode });
+      const route = routeUrl ?? 'unknown';
+      metrics.countRequest(route, request.method, reply.statusCode);
       metrics.duration.observe({ route }, reply.elapsedTime / 1000);
+      // The line's fields (a URL scanned for keys among them) are built only when it is written.
+      if (!logsRequests(request.log.level)) return;
       request.log.info(
         {
           method: request.method,
           url: redactSecrets(request.url),
-          route: request.routeOptions.url ?? null,
+          route: routeUrl ?? null,
           status: reply.statusCode,
           durationMs: Math.round(reply.elapsedTime * 100) / 100,
           accountId: request.principal?.accountId ?? null,

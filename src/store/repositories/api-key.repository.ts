@@ -41,11 +41,6 @@ export function keyByHashQuery(db: Kysely<Database>, keyHash: string) {
     .$castTo<KeyWithAccount>();
 }
 
-/** The account's access version, by primary key: what a request checks a principal held in memory against. */
-export function accessVersionQuery(db: Kysely<Database>, accountId: number) {
-  return db.selectFrom('accounts').select('access_version as accessVersion').where('id', '=', accountId);
-}
-
 export interface KeyRecord {
   id: number;
   accountId: number;

@@ -5,6 +5,7 @@ import { listCatalogue } from '../../../store/repositories/catalogue.repository.
 import type { App } from '../../app-types.js';
 import type { RouteDeps } from './route-deps.js';
 import { notFound } from '../../errors.js';
+import { answerBody, ItemAnswers } from '../item-answers.js';
 import { Category, dataOf, Id, Limit, listOf, Offset, Platform, Search, Upc } from '../schemas.js';
 import { defineRoute } from './define-route.js';
 import { filteredList } from './list-handlers.js';
@@ -24,6 +25,7 @@ const CatalogueQuery = Type.Object(
 const ItemParams = Type.Object({ id: Id('masterItemId') }, { additionalProperties: false });
 
 export function registerCatalogueRoutes(app: App, deps: RouteDeps): void {
+  const items = new ItemAnswers(deps.queries.catalogueItem);
   defineRoute(app, {
     path: '/catalogue',
     tag: 'Catalogue',
@@ -44,10 +46,10 @@ export function registerCatalogueRoutes(app: App, deps: RouteDeps): void {
     params: ItemParams,
     itemNotFound: true,
     response: dataOf(CatalogueItemSchema),
-    handler: async (request) => {
-      const item = await deps.queries.catalogueItem(request.params.id);
-      if (!item) throw notFound(`No published catalogue item has masterItemId ${request.params.id}.`);
-      return { data: item };
+    handler: async (request, reply) => {
+      const answer = await items.answer(request.dataVersion, request.params.id, (item) => reply.serialize({ data: item }));
+      if (answer === null) throw notFound(`No published catalogue item has masterItemId ${request.params.id}.`);
+      return answerBody(reply, answer);
     },
   });
 }

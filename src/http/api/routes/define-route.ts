@@ -33,6 +33,10 @@ export interface RouteSpec<Q extends TObject, P extends TObject, R extends TSche
   produces?: string;
   /** True when the handler answers 404 for a missing item. */
   itemNotFound?: boolean;
+  /**
+   * Returns the body, or a body already serialized by the route's serializer (list-answers.ts,
+   * item-answers.ts), which Fastify sends as it is.
+   */
   handler: (request: FastifyRequest<{ Querystring: Static<Q>; Params: Static<P> }>, reply: import('fastify').FastifyReply) => Promise<Static<R> | SerializedBody | void>;
 }
 

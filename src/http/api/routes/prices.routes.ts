@@ -9,6 +9,7 @@ import type { App } from '../../app-types.js';
 import type { RouteDeps } from './route-deps.js';
 import { exportEtag, ifNoneMatchMatches } from '../conditional.js';
 import { notFound } from '../../errors.js';
+import { answerBody, ItemAnswers } from '../item-answers.js';
 import { dataOf, Id, Limit, listOf, Offset, Platform, Search, Upc } from '../schemas.js';
 import { defineRoute } from './define-route.js';
 import { filteredList } from './list-handlers.js';
@@ -25,6 +26,7 @@ const PriceParams = Type.Object({ masterItemId: Id('masterItemId') }, { addition
 const EXPORT_BUFFER_BYTES = 1024 * 1024;
 
 export function registerPriceRoutes(app: App, deps: RouteDeps): void {
+  const prices = new ItemAnswers(deps.queries.price);
   defineRoute(app, {
     path: '/prices',
     tag: 'Prices',
@@ -97,10 +99,11 @@ export function registerPriceRoutes(app: App, deps: RouteDeps): void {
     params: PriceParams,
     itemNotFound: true,
     response: dataOf(PriceRowSchema),
-    handler: async (request) => {
-      const row = await deps.queries.price(request.params.masterItemId);
-      if (!row) throw notFound(`No current price for masterItemId ${request.params.masterItemId}.`);
-      return { data: row };
+    handler: async (request, reply) => {
+      const { masterItemId } = request.params;
+      const answer = await prices.answer(request.dataVersion, masterItemId, (row) => reply.serialize({ data: row }));
+      if (answer === null) throw notFound(`No current price for masterItemId ${masterItemId}.`);
+      return answerBody(reply, answer);
     },
   });
 }
