@@ -44,10 +44,14 @@ export function filteredList<F extends object, T>(
   fromIndex: (filters: F, page: PageRequest, dataVersion: number) => Promise<Page<T> | null>,
   fromStore: FilteredList<F, T>,
 ) {
-  return async (request: { query: F & PageParams; routeOptions: { url?: string | undefined } }, reply: FastifyReply): Promise<SerializedBody> => {
+  return async (
+    request: { query: F & PageParams; routeOptions: { url?: string | undefined }; dataVersion: number | null },
+    reply: FastifyReply,
+  ): Promise<SerializedBody> => {
     const { limit, offset, ...filters } = request.query;
     const page = pageRequest({ limit, offset });
-    const version = await deps.queries.dataVersion();
+    // The version the key check read (one round trip with it on PostgreSQL); rows are read after it.
+    const version = request.dataVersion ?? (await deps.queries.dataVersion());
     const key = `${request.routeOptions.url ?? ''} ${page.limit} ${page.offset} ${JSON.stringify(filters)}`;
     const answer = await deps.answers.answer(version, key, async () => {
       const found =
