@@ -3,7 +3,7 @@
  * ACCOUNTS accounts with a key each (default 10,000), admissions of random accounts on a clock that moves
  * on STEP_MS per admission (default 0.25 ms, 4,000 a second), asked for in batches of BATCH at once
  * (default 1: one admission per transaction; ~30 is what 50 connections give), quota counted, perMinute
- * PER_MINUTE (default 120). Prints the CPU microseconds per admission of each run; run it against two trees
+ * PER_MINUTE (default 120), after WARMUP admissions (default 20,000). Prints the CPU microseconds per admission of each run; run it against two trees
  * in turn to compare.
  *
  *   node --import tsx bench/meter-admission.ts         (ADMISSIONS=40000, RUNS=3; TREE=<other worktree>)
@@ -20,6 +20,7 @@ const ADMISSIONS = Number(process.env.ADMISSIONS ?? 40_000);
 const RUNS = Number(process.env.RUNS ?? 3);
 const STEP_MS = Number(process.env.STEP_MS ?? 0.25);
 const PER_MINUTE = Number(process.env.PER_MINUTE ?? 120);
+const WARMUP = Number(process.env.WARMUP ?? Math.min(ADMISSIONS, 20_000));
 
 type Mod = Record<string, unknown>;
 const load = (path: string): Promise<Mod> => import(pathToFileURL(join(TREE, path)).href) as Promise<Mod>;
@@ -68,7 +69,7 @@ try {
       await Promise.all(batch);
     }
   };
-  await admitSome(Math.min(ADMISSIONS, 20_000)); // warm-up: statements, pages, windows filled
+  await admitSome(WARMUP); // statements, pages, and windows filled (60 s of the clock fills them)
   for (let run = 0; run < RUNS; run++) {
     const before = process.cpuUsage();
     await admitSome(ADMISSIONS);

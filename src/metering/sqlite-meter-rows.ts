@@ -14,7 +14,7 @@
  * forth, never loses one. Every method runs inside the caller's transaction.
  */
 import type SqliteDatabase from 'better-sqlite3';
-import { ROW_TIMES_MAX, decodeKeys, decodeTimes, encodeKeys, encodeTimes, type KeyDay } from './meter-row.js';
+import { ROW_TIMES_MAX, WindowTimes, decodeKeys, encodeKeys, type KeyDay } from './meter-row.js';
 
 interface StoredRow {
   n: number;
@@ -28,7 +28,7 @@ interface StoredRow {
 /** An account's row while a transaction works on it. */
 export interface AccountRow {
   accountId: number;
-  times: number[];
+  times: WindowTimes;
   /** Admission times in burst_events. */
   spilled: number;
   period: string | null;
@@ -73,7 +73,7 @@ export class SqliteMeterRows {
     const row = this.rowOf.get(accountId) as StoredRow | undefined;
     return {
       accountId,
-      times: decodeTimes(row?.recent ?? null),
+      times: WindowTimes.decode(row?.recent ?? null),
       spilled: row?.n ?? 0,
       period: row?.period ?? null,
       used: row?.used ?? 0,
@@ -87,7 +87,7 @@ export class SqliteMeterRows {
     this.saveRow.run(
       row.accountId,
       row.spilled,
-      encodeTimes(row.times),
+      row.times.encode(),
       row.period,
       row.period === null ? null : row.used,
       row.day,
@@ -98,9 +98,7 @@ export class SqliteMeterRows {
 
   /** Adds an admission time to the window, spilling the oldest into burst_events past ROW_TIMES_MAX. */
   record(row: AccountRow, at: number): void {
-    let i = row.times.length;
-    while (i > 0 && row.times[i - 1]! > at) i--;
-    row.times.splice(i, 0, at);
+    row.times.add(at);
     if (row.times.length > ROW_TIMES_MAX) {
       this.spill.run(row.accountId, row.times.shift());
       row.spilled++;

@@ -15,7 +15,6 @@ import { WINDOW_MS } from './periods.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SQLITE_BUSY_TIMEOUT_MS } from '../store/database.js';
 import { withBusyTimeout } from './sqlite-busy-timeout.js';
-import { countTimes, pruneTimes } from './meter-row.js';
 import { SqliteMeterRows, type AccountRow } from './sqlite-meter-rows.js';
 
 /**
@@ -66,7 +65,7 @@ export class SqliteMeter implements Meter {
       if (row === undefined) batch.set(r.accountId, (row = rows.load(r.accountId)));
       // The window is (now - 60 s, now]: times at or before its start leave it.
       const cutoff = r.now - WINDOW_MS;
-      if (pruneTimes(row.times, cutoff) > 0) row.dirty = true;
+      if (row.times.prune(cutoff) > 0) row.dirty = true;
       if (row.spilled > 0) {
         const left = prune.run(r.accountId, cutoff).changes;
         if (left > 0) {
@@ -75,7 +74,7 @@ export class SqliteMeter implements Meter {
         }
       }
       const n = row.times.length + row.spilled;
-      let oldest = row.times.length > 0 ? row.times[0]! : null;
+      let oldest = row.times.length > 0 ? row.times.at(0) : null;
       if (row.spilled > 0) {
         const spilled = oldestOf.get(r.accountId) as number | null;
         if (spilled !== null && (oldest === null || spilled < oldest)) oldest = spilled;
@@ -138,7 +137,7 @@ export class SqliteMeter implements Meter {
     const spilledIn = conn.prepare('SELECT count(*) FROM burst_events WHERE account_id = ? AND at_ms > ? AND at_ms <= ?').pluck();
     this.burstUsedNow = conn.transaction((accountId: number, now: number) => {
       const row = rows.load(accountId);
-      const inRow = countTimes(row.times, now - WINDOW_MS, now);
+      const inRow = row.times.countIn(now - WINDOW_MS, now);
       return row.spilled > 0 ? inRow + (spilledIn.get(accountId, now - WINDOW_MS, now) as number) : inRow;
     });
     const lastUsedOf = conn.prepare('SELECT last_used_at FROM api_keys WHERE id = ?').pluck();

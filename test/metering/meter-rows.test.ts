@@ -11,6 +11,7 @@ import { FIXTURE_NOW } from '../helpers/fixture.js';
 import { accountId, keyId, storedBurstEvents } from '../helpers/metering-helpers.js';
 import type { KeyDailyUsage, Meter } from '../../src/metering/meter.js';
 import { SqliteMeter } from '../../src/metering/sqlite-meter.js';
+import { WindowTimes, decodeTimes, encodeTimes } from '../../src/metering/meter-row.js';
 import { PostgresMeter } from '../../src/metering/postgres-meter.js';
 import { insertAccount } from '../../src/store/repositories/account.repository.js';
 import { insertKey } from '../../src/store/repositories/api-key.repository.js';
@@ -55,28 +56,29 @@ describe('the meter where one row holds an account', () => {
     assert.equal(await ctx.meter.burstUsed(alice, T0 + 19), 15);
   });
 
-  it('a perMinute of 300 (more times than a row holds), then a plan change that shrinks it and grows it', async (t) => {
+  it('a perMinute of 2,000 (more times than a row holds), then a plan change that shrinks it and grows it', async (t) => {
     const ctx = await context(t);
     const alice = accountId(ctx, 'alice');
     const key = await keyId(ctx, 'alice');
     const admit = (perMinute: number, now: number) =>
       ctx.meter.admit({ accountId: alice, keyId: key, limits: { monthly: 100_000, perMinute }, quota: true, now });
-    for (let i = 0; i < 300; i++) {
-      assert.deepEqual((await admit(300, T0 + i * 100)).burst, { allowed: true, remaining: 299 - i, resetInMs: 60_000 - i * 100 }, `admission ${i}`);
+    for (let i = 0; i < 2000; i++) {
+      const burst = (await admit(2000, T0 + i * 20)).burst;
+      if (burst.remaining !== 1999 - i || burst.resetInMs !== 60_000 - i * 20) assert.fail(`admission ${i}: ${JSON.stringify(burst)}`);
     }
-    assert.deepEqual((await admit(300, T0 + 30_000)).burst, { allowed: false, remaining: 0, resetInMs: 30_000 });
-    assert.equal(await ctx.meter.burstUsed(alice, T0 + 30_000), 300);
-    // At T0+60 s the first has left: one slot, and the next frees 100 ms later.
-    assert.deepEqual((await admit(300, T0 + 60_000)).burst, { allowed: true, remaining: 0, resetInMs: 100 });
-    // Down to 10 a minute: at T0+89 s the window (T0+29 s, T0+89 s] holds 291..299 and the one at T0+60 s.
-    assert.deepEqual((await admit(10, T0 + 89_000)).burst, { allowed: false, remaining: 0, resetInMs: 100 });
-    assert.deepEqual((await admit(10, T0 + 89_100)).burst, { allowed: true, remaining: 0, resetInMs: 100 });
-    assert.equal(await ctx.meter.burstUsed(alice, T0 + 89_100), 10);
-    // Up to 1000: room again, counted from the same window.
-    assert.deepEqual((await admit(1000, T0 + 89_100)).burst, { allowed: true, remaining: 1000 - 10 - 1, resetInMs: 100 });
-    assert.equal(await ctx.meter.burstUsed(alice, T0 + 89_100), 11);
-    assert.equal(await ctx.meter.used(alice, '2026-11'), 303);
-    // Two minutes on, the window is empty whatever the limit.
+    assert.deepEqual((await admit(2000, T0 + 40_000)).burst, { allowed: false, remaining: 0, resetInMs: 20_000 });
+    assert.equal(await ctx.meter.burstUsed(alice, T0 + 40_000), 2000);
+    // At T0+60 s the first has left: one slot, and the next frees 20 ms later.
+    assert.deepEqual((await admit(2000, T0 + 60_000)).burst, { allowed: true, remaining: 0, resetInMs: 20 });
+    // Down to 10 a minute: at T0+99.8 s the window (T0+39.8 s, T0+99.8 s] holds 1991..1999 and the one at T0+60 s.
+    assert.deepEqual((await admit(10, T0 + 99_800)).burst, { allowed: false, remaining: 0, resetInMs: 20 });
+    assert.deepEqual((await admit(10, T0 + 99_820)).burst, { allowed: true, remaining: 0, resetInMs: 20 });
+    assert.equal(await ctx.meter.burstUsed(alice, T0 + 99_820), 10);
+    // Up to 5000: room again, counted from the same window.
+    assert.deepEqual((await admit(5000, T0 + 99_820)).burst, { allowed: true, remaining: 5000 - 10 - 1, resetInMs: 20 });
+    assert.equal(await ctx.meter.burstUsed(alice, T0 + 99_820), 11);
+    assert.equal(await ctx.meter.used(alice, '2026-11'), 2003);
+    // Minutes on, the window is empty whatever the limit.
     assert.deepEqual((await admit(2, T0 + 300_000)).burst, { allowed: true, remaining: 1, resetInMs: 60_000 });
     const stored = await storedBurstEvents(ctx, alice);
     if (stored !== null) assert.equal(stored, 1, 'the times that left the window are gone from the store');
@@ -114,6 +116,31 @@ describe('the meter where one row holds an account', () => {
     assert.deepEqual([last.get(key), last.get(second)], ['2026-12-01T00:00:03.000Z', '2026-12-01T00:00:02.000Z']);
     assert.deepEqual(counted(await ctx.meter.keyUsage(alice, key, '2026-12-01', '2026-12-01')), [{ day: '2026-12-01', requests: 1 }]);
     assert.deepEqual(await ctx.meter.keyUsage(alice, key, '2026-12-02', '2026-12-31'), []);
+  });
+});
+
+describe('the window times as a row stores them (meter-row.ts)', () => {
+  it('read back as written: in order, out of order, fractional, and spread wider than 2-byte offsets', () => {
+    const cases = [
+      [T0],
+      [T0, T0 + 1, T0 + 1, T0 + 59_999],
+      [T0 - 5, T0, T0 + 7],
+      [T0 + 0.5, T0 + 1000],
+      [T0, T0 + 70_000],
+      Array.from({ length: 1900 }, (_, i) => T0 + i * 31),
+    ];
+    for (const times of cases) assert.deepEqual(decodeTimes(WindowTimes.decode(encodeTimes(times)).encode()), times);
+    // Pruned from the front and added at the back, as an admission does, then read back.
+    const window = WindowTimes.decode(encodeTimes([T0, T0 + 10, T0 + 20]));
+    assert.equal(window.prune(T0 + 10), 2);
+    window.add(T0 + 40_000);
+    window.add(T0 + 30); // another process's clock, a little behind
+    window.add(T0 + 80_000); // past 65.5 s from the base
+    assert.deepEqual(decodeTimes(window.encode()), [T0 + 20, T0 + 30, T0 + 40_000, T0 + 80_000]);
+    assert.equal(window.countIn(T0 + 20, T0 + 40_000), 2);
+    const wide = WindowTimes.decode(encodeTimes([T0]));
+    wide.add(T0 + 70_000);
+    assert.deepEqual(decodeTimes(wide.encode()), [T0, T0 + 70_000]);
   });
 });
 
