@@ -3,8 +3,8 @@
  * ACCOUNTS accounts with a key each (default 10,000), admissions of random accounts on a clock that moves
  * on STEP_MS per admission (default 0.25 ms, 4,000 a second), asked for in batches of BATCH at once
  * (default 1: one admission per transaction; ~30 is what 50 connections give), quota counted, perMinute
- * PER_MINUTE (default 120), after WARMUP admissions (default 20,000). Prints the CPU microseconds per admission of each run; run it against two trees
- * in turn to compare.
+ * PER_MINUTE (default 120), after WARMUP admissions (default 20,000; 60 s of the clock fills the windows).
+ * Prints the CPU microseconds per admission of each run; run it against two trees in turn to compare.
  *
  *   node --import tsx bench/meter-admission.ts         (ADMISSIONS=40000, RUNS=3; TREE=<other worktree>)
  */

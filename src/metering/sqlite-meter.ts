@@ -4,8 +4,9 @@
  * resolves, so a response is never sent for a count that could still be lost.
  *
  * Group commit: admissions asked for within one turn of the event loop are decided one after another in
- * a single transaction. Each commit writes the same few pages (window, quota, key usage) whatever the
- * number of admissions in it, so under load the cost per request falls instead of rising; with one
+ * a single transaction. An admission reads and writes its account's row (sqlite-meter-rows.ts: window,
+ * quota, the key's day and last use, one page of the file); the admissions of one account in a batch
+ * read it once and write it once, so under load the cost per request falls instead of rising; with one
  * request at a time a batch is simply that request.
  */
 import type SqliteDatabase from 'better-sqlite3';
