@@ -4,17 +4,19 @@
  * resolves, so a response is never sent for a count that could still be lost.
  *
  * Group commit: admissions asked for within one turn of the event loop are decided one after another in
- * a single transaction. Each commit writes the same few pages (window, quota, key usage) whatever the
- * number of admissions in it, so under load the cost per request falls instead of rising; with one
+ * a single transaction. An admission reads and writes its account's row (sqlite-meter-rows.ts: window,
+ * quota, the key's day and last use, one page of the file); the admissions of one account in a batch
+ * read it once and write it once, so under load the cost per request falls instead of rising; with one
  * request at a time a batch is simply that request.
  */
 import type SqliteDatabase from 'better-sqlite3';
 import type { Admission, AdmitRequest, KeyDailyUsage, Meter } from './meter.js';
 import { MeterUnavailableError } from './meter.js';
-import { WINDOW_MS, dayOf, periodOf } from './periods.js';
+import { WINDOW_MS } from './periods.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SQLITE_BUSY_TIMEOUT_MS } from '../store/database.js';
 import { withBusyTimeout } from './sqlite-busy-timeout.js';
+import { SqliteMeterRows, type AccountRow } from './sqlite-meter-rows.js';
 
 /**
  * Waiting for another process's write lock. better-sqlite3 waits synchronously, blocking the event loop for
@@ -39,67 +41,72 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
+/** One batch of admissions: each account's row, read once and written once at the end. */
+type BatchRows = Map<number, AccountRow>;
+
 export class SqliteMeter implements Meter {
   private readonly admitBatch: (requests: AdmitRequest[]) => Admission[];
   private pending: Pending[] = [];
   private flushScheduled = false;
   private readonly giveBack: (accountId: number, keyId: number, period: string, day: string) => void;
-  private readonly usedStmt: SqliteDatabase.Statement;
-  private readonly keyUsageStmt: SqliteDatabase.Statement;
-  private readonly lastUsedStmt: SqliteDatabase.Statement;
-  private readonly burstUsedStmt: SqliteDatabase.Statement;
+  private readonly usedNow: (accountId: number, period: string) => number;
+  private readonly burstUsedNow: (accountId: number, now: number) => number;
+  private readonly lastUsedNow: (accountId: number, keyIds: number[]) => Map<number, string>;
+  private readonly keyUsageNow: (accountId: number, keyId: number, sinceDay: string, untilDay: string) => KeyDailyUsage[];
   /** The pause before the next attempt while the file is locked; 0 once a write went through. */
   private retryMs = 0;
 
   constructor(private readonly conn: SqliteDatabase.Database) {
+    const rows = new SqliteMeterRows(conn);
     const prune = conn.prepare('DELETE FROM burst_events WHERE account_id = ? AND at_ms <= ?');
-    const shrink = conn.prepare('UPDATE burst_windows SET n = n - ? WHERE account_id = ?');
-    const size = conn.prepare('SELECT n FROM burst_windows WHERE account_id = ?').pluck();
     const oldestOf = conn.prepare('SELECT min(at_ms) FROM burst_events WHERE account_id = ?').pluck();
-    const record = conn.prepare('INSERT INTO burst_events (account_id, at_ms) VALUES (?, ?)');
-    const grow = conn.prepare(
-      `INSERT INTO burst_windows (account_id, n) VALUES (?, 1)
-       ON CONFLICT (account_id) DO UPDATE SET n = n + 1`,
-    );
-    const usedNow = conn.prepare('SELECT used FROM quota_usage WHERE account_id = ? AND period = ?');
-    const count = conn.prepare(
-      `INSERT INTO quota_usage (account_id, period, used) VALUES (?, ?, 1)
-       ON CONFLICT (account_id, period) DO UPDATE SET used = used + 1`,
-    );
-    const countDay = conn.prepare(
-      `INSERT INTO key_usage_daily (key_id, day, requests) VALUES (?, ?, 1)
-       ON CONFLICT (key_id, day) DO UPDATE SET requests = requests + 1`,
-    );
-    const touchKey = conn.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
 
-    const admit = (r: AdmitRequest): Admission => {
-      // The window is (now - 60 s, now]: rows at or before its start leave it, and the count with them.
-      const left = prune.run(r.accountId, r.now - WINDOW_MS).changes;
-      if (left > 0) shrink.run(left, r.accountId);
-      const n = (size.get(r.accountId) as number | undefined) ?? 0;
+    const admit = (r: AdmitRequest, batch: BatchRows): Admission => {
+      let row = batch.get(r.accountId);
+      if (row === undefined) batch.set(r.accountId, (row = rows.load(r.accountId)));
+      // The window is (now - 60 s, now]: times at or before its start leave it.
+      const cutoff = r.now - WINDOW_MS;
+      if (row.times.prune(cutoff) > 0) row.dirty = true;
+      if (row.spilled > 0) {
+        const left = prune.run(r.accountId, cutoff).changes;
+        if (left > 0) {
+          row.spilled -= left;
+          row.dirty = true;
+        }
+      }
+      const n = row.times.length + row.spilled;
+      let oldest = row.times.length > 0 ? row.times.at(0) : null;
+      if (row.spilled > 0) {
+        const spilled = oldestOf.get(r.accountId) as number | null;
+        if (spilled !== null && (oldest === null || spilled < oldest)) oldest = spilled;
+      }
       if (n >= r.limits.perMinute) {
-        const oldest = oldestOf.get(r.accountId) as number | null;
         const resetInMs = oldest === null ? WINDOW_MS : oldest + WINDOW_MS - r.now;
         return { burst: { allowed: false, remaining: 0, resetInMs }, quota: null };
       }
-      const oldest = n === 0 ? r.now : ((oldestOf.get(r.accountId) as number | null) ?? r.now);
-      record.run(r.accountId, r.now);
-      grow.run(r.accountId);
-      touchKey.run(new Date(r.now).toISOString(), r.keyId);
+      rows.record(row, r.now);
+      const iso = new Date(r.now).toISOString();
+      const period = iso.slice(0, 7);
+      const key = rows.keyOn(row, r.keyId, iso.slice(0, 10));
+      key.lastUsedMs = r.now;
       const burst = {
         allowed: true,
         remaining: r.limits.perMinute - n - 1,
-        resetInMs: oldest + WINDOW_MS - r.now,
+        resetInMs: (oldest ?? r.now) + WINDOW_MS - r.now,
       };
-      const period = periodOf(r.now);
-      const used = (usedNow.get(r.accountId, period) as { used: number } | undefined)?.used ?? 0;
-      if (!r.quota) return { burst, quota: { allowed: true, used, period } };
-      if (used >= r.limits.monthly) return { burst, quota: { allowed: false, used, period } };
-      count.run(r.accountId, period);
-      countDay.run(r.keyId, dayOf(r.now));
-      return { burst, quota: { allowed: true, used: used + 1, period } };
+      if (!r.quota) return { burst, quota: { allowed: true, used: rows.usedIn(row, period), period } };
+      rows.holdPeriod(row, period);
+      if (row.used >= r.limits.monthly) return { burst, quota: { allowed: false, used: row.used, period } };
+      row.used++;
+      key.count = (key.count ?? 0) + 1;
+      return { burst, quota: { allowed: true, used: row.used, period } };
     };
-    this.admitBatch = conn.transaction((requests: AdmitRequest[]) => requests.map(admit)).immediate;
+    this.admitBatch = conn.transaction((requests: AdmitRequest[]) => {
+      const batch: BatchRows = new Map();
+      const admissions = requests.map((r) => admit(r, batch));
+      for (const row of batch.values()) if (row.dirty) rows.save(row);
+      return admissions;
+    }).immediate;
 
     const refund = conn.prepare(
       'UPDATE quota_usage SET used = used - 1 WHERE account_id = ? AND period = ? AND used > 0',
@@ -108,15 +115,57 @@ export class SqliteMeter implements Meter {
       'UPDATE key_usage_daily SET requests = requests - 1 WHERE key_id = ? AND day = ? AND requests > 0',
     );
     this.giveBack = conn.transaction((accountId: number, keyId: number, period: string, day: string) => {
-      refund.run(accountId, period);
-      refundDay.run(keyId, day);
+      const row = rows.load(accountId);
+      if (row.period === period) {
+        if (row.used > 0) {
+          row.used--;
+          row.dirty = true;
+        }
+      } else {
+        refund.run(accountId, period);
+      }
+      const key = rows.keyIfOn(row, keyId, day);
+      if (key === undefined) refundDay.run(keyId, day);
+      else if (key.count !== null && key.count > 0) {
+        key.count--;
+        row.dirty = true;
+      }
+      if (row.dirty) rows.save(row);
     }).immediate;
-    this.usedStmt = usedNow;
-    this.lastUsedStmt = conn.prepare('SELECT last_used_at AS at FROM api_keys WHERE id = ?');
-    this.burstUsedStmt = conn.prepare('SELECT count(*) FROM burst_events WHERE account_id = ? AND at_ms > ? AND at_ms <= ?').pluck();
-    this.keyUsageStmt = conn.prepare(
+
+    // Reads are deferred transactions: the row and the tables beside it seen at one instant.
+    this.usedNow = conn.transaction((accountId: number, period: string) => rows.usedIn(rows.load(accountId), period));
+    const spilledIn = conn.prepare('SELECT count(*) FROM burst_events WHERE account_id = ? AND at_ms > ? AND at_ms <= ?').pluck();
+    this.burstUsedNow = conn.transaction((accountId: number, now: number) => {
+      const row = rows.load(accountId);
+      const inRow = row.times.countIn(now - WINDOW_MS, now);
+      return row.spilled > 0 ? inRow + (spilledIn.get(accountId, now - WINDOW_MS, now) as number) : inRow;
+    });
+    const lastUsedOf = conn.prepare('SELECT last_used_at FROM api_keys WHERE id = ?').pluck();
+    this.lastUsedNow = conn.transaction((accountId: number, keyIds: number[]) => {
+      const held = new Map(rows.load(accountId).keys.map((k) => [k.keyId, k.lastUsedMs]));
+      const out = new Map<number, string>();
+      for (const id of keyIds) {
+        const ms = held.get(id);
+        const at = ms === undefined ? (lastUsedOf.get(id) as string | null | undefined) : new Date(ms).toISOString();
+        if (at) out.set(id, at);
+      }
+      return out;
+    });
+    const daysOf = conn.prepare(
       'SELECT day, requests FROM key_usage_daily WHERE key_id = ? AND day >= ? AND day <= ? ORDER BY day DESC',
     );
+    this.keyUsageNow = conn.transaction((accountId: number, keyId: number, sinceDay: string, untilDay: string) => {
+      const days = daysOf.all(keyId, sinceDay, untilDay) as KeyDailyUsage[];
+      const row = rows.load(accountId);
+      const key = row.day === null ? undefined : rows.keyIfOn(row, keyId, row.day);
+      if (key === undefined || key.count === null || row.day === null || row.day < sinceDay || row.day > untilDay) return days;
+      const day = row.day;
+      const at = days.findIndex((d) => d.day <= day);
+      if (at >= 0 && days[at]!.day === day) days[at] = { day, requests: key.count };
+      else days.splice(at < 0 ? days.length : at, 0, { day, requests: key.count });
+      return days;
+    });
   }
 
   private guard<T>(fn: () => T): Promise<T> {
@@ -208,27 +257,19 @@ export class SqliteMeter implements Meter {
   }
 
   used(accountId: number, period: string): Promise<number> {
-    return this.guard(() => (this.usedStmt.get(accountId, period) as { used: number } | undefined)?.used ?? 0);
+    return this.guard(() => this.usedNow(accountId, period));
   }
 
-  // The account is not needed here: key ids are unique in the database (the Redis meter needs it).
-  keyUsage(_accountId: number, keyId: number, sinceDay: string, untilDay = '9999-12-31'): Promise<KeyDailyUsage[]> {
-    return this.guard(() => this.keyUsageStmt.all(keyId, sinceDay, untilDay) as KeyDailyUsage[]);
+  keyUsage(accountId: number, keyId: number, sinceDay: string, untilDay = '9999-12-31'): Promise<KeyDailyUsage[]> {
+    return this.guard(() => this.keyUsageNow(accountId, keyId, sinceDay, untilDay));
   }
 
-  lastUsed(_accountId: number, keyIds: number[]): Promise<Map<number, string>> {
-    return this.guard(() => {
-      const out = new Map<number, string>();
-      for (const id of keyIds) {
-        const row = this.lastUsedStmt.get(id) as { at: string | null } | undefined;
-        if (row?.at) out.set(id, row.at);
-      }
-      return out;
-    });
+  lastUsed(accountId: number, keyIds: number[]): Promise<Map<number, string>> {
+    return this.guard(() => this.lastUsedNow(accountId, keyIds));
   }
 
   burstUsed(accountId: number, now: number): Promise<number> {
-    return this.guard(() => this.burstUsedStmt.get(accountId, now - WINDOW_MS, now) as number);
+    return this.guard(() => this.burstUsedNow(accountId, now));
   }
 
   ping(): Promise<boolean> {

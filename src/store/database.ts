@@ -18,6 +18,7 @@ import { keyManagementMigration } from './migrations/0005-key-management.js';
 import { settingsSessionsMigration } from './migrations/0006-settings-sessions.js';
 import { refundTokensMigration } from './migrations/0007-refund-tokens.js';
 import { accessVersionMigration } from './migrations/0008-access-version.js';
+import { windowRowsMigration } from './migrations/0009-window-rows.js';
 import type { Database } from './schema.js';
 
 /** How long a writer waits for another process's lock before the store counts as unavailable (503). */
@@ -173,6 +174,7 @@ function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '0006-settings-sessions': settingsSessionsMigration(dialect),
     '0007-refund-tokens': refundTokensMigration(dialect),
     '0008-access-version': accessVersionMigration(dialect),
+    '0009-window-rows': windowRowsMigration(dialect),
   };
 }
 

@@ -148,10 +148,20 @@ export interface RefundTokensTable {
   at_ms: number;
 }
 
-/** The number of rows of burst_events per account, kept in step by the meters. */
+/**
+ * The meter's row per account. `n` is the number of rows of burst_events of the account, kept in step by
+ * the meters. The SQLite meter also keeps in it the window's latest admission times, one period's quota
+ * count and one day's per-key counts and last use (src/metering/sqlite-meter-rows.ts); the PostgreSQL
+ * meter leaves those null and keeps to burst_events, quota_usage, key_usage_daily and api_keys.
+ */
 export interface BurstWindowsTable {
   account_id: number;
   n: number;
+  recent: Buffer | null;
+  period: string | null;
+  used: number | null;
+  day: string | null;
+  keys: Buffer | null;
 }
 
 export interface QuotaUsageTable {

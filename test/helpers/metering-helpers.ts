@@ -4,6 +4,7 @@
  * TEST_STORE), a data store that can be made to fail after the quota step, and child processes that race
  * on one SQLite file. test-app.ts and fixture.ts are shared and stay untouched; this builds on them.
  */
+import { decodeTimes } from '../../src/metering/meter-row.js';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -134,7 +135,9 @@ export async function storedBurstEvents(ctx: TestContext, account: number): Prom
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('account_id', '=', account)
     .executeTakeFirstOrThrow();
-  return Number(row.n);
+  // The SQLite meter keeps the window's latest times in its row, the rest in burst_events.
+  const inRow = await ctx.store.db.selectFrom('burst_windows').select('recent').where('account_id', '=', account).executeTakeFirst();
+  return Number(row.n) + decodeTimes(inRow?.recent ?? null).length;
 }
 
 /** Asserts the stored burst window where the test can see it (see storedBurstEvents). */

@@ -17,7 +17,7 @@ import type { Meter } from '../../src/metering/meter.js';
 import { changePlan } from '../../src/services/accounts.service.js';
 import { OPERATOR } from '../../src/services/actor.js';
 import { revokeKey, rollKey, setKeyScopes } from '../../src/services/keys.service.js';
-import { migrateToLatest, openStore, type Store } from '../../src/store/database.js';
+import { migrateToLatest, migrationNames, openStore, type Store } from '../../src/store/database.js';
 import { hotQueries } from '../../src/store/hot-queries.js';
 import { loadDataset } from '../../src/load/load-dataset.js';
 import { insertAccount } from '../../src/store/repositories/account.repository.js';
@@ -140,7 +140,7 @@ describe('migration 0008 on a store that already holds accounts and keys', () =>
         expiresAt: null,
         revokedAt: null,
       });
-      assert.deepEqual(await migrateToLatest(old.store), ['0008-access-version']);
+      assert.deepEqual(await migrateToLatest(old.store), migrationNames(old.store.dialect).filter((name) => name >= '0008'));
       const version = async () => (await old.store.db.selectFrom('accounts').select('access_version').where('id', '=', accountId).executeTakeFirstOrThrow()).access_version;
       assert.equal(await version(), 0);
       await old.store.db.updateTable('api_keys').set({ scopes: 'prices:read' }).where('id', '=', keyId).execute();
