@@ -13,6 +13,10 @@
  * US_PER_REQUEST (the process's CPU time per request, measured apart), each share is also given in µs.
  */
 import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 interface CallFrame {
   functionName: string;
@@ -51,6 +55,10 @@ const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
 const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
 const parents = new Map<number, number>();
 for (const n of profile.nodes) for (const child of n.children ?? []) parents.set(child, n.id);
+// A server run from the build (`node bin/shelfapi.js`, as the bench runs it) has its frames under dist/:
+// the same modules as under src/.
+const distDir = `file://${ROOT_DIR}/dist/`;
+for (const n of profile.nodes) if (n.callFrame.url.startsWith(distDir)) n.callFrame.url = n.callFrame.url.replace(distDir, `file://${ROOT_DIR}/src/`);
 
 /** Frames charged to their caller: natives, Node's own modules, the SQLite binding, the prepared-query wrapper. */
 const passesThrough = (url: string) =>
