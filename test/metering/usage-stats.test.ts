@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { dayOf } from '../../src/metering/periods.js';
 import { DatabaseUsageStats } from '../../src/metering/database-usage-stats.js';
 import { RedisUsageStats } from '../../src/metering/redis-usage-stats.js';
-import { REJECTIONS_KEPT, type RequestRecord, type UsageStats } from '../../src/metering/usage-stats.js';
+import { FLUSH_RECORDS, REJECTIONS_KEPT, type RequestRecord, type StatsBatch, type UsageStats } from '../../src/metering/usage-stats.js';
 import { keyIdOf, me, nextWindow } from '../helpers/pipeline-helpers.js';
 import { createTestContext, TEST_REDIS_URL, TEST_STORE, V1, type TestContext } from '../helpers/test-app.js';
 
@@ -150,6 +150,42 @@ describe('writing', () => {
       counted = (await ctx.stats.keyOutcomes(accountId, keyId, today(), today()))[0]!.counts.counted;
     }
     assert.equal(counted, counts.counted + 1);
+  });
+
+  it(`${FLUSH_RECORDS} records held are written at once, without waiting for the timer (a short write, not a long one later)`, async () => {
+    const accountId = ctx.loaded.accounts.alice!;
+    const keyId = await keyIdOf(ctx, 'alice-expiring');
+    const writes: number[] = [];
+    class Counting extends DatabaseUsageStats {
+      protected override async write(batch: StatsBatch): Promise<void> {
+        writes.push(batch.outcomes.reduce((n, o) => n + o.requests, 0));
+        await super.write(batch);
+      }
+    }
+    const stats = new Counting(ctx.store);
+    // A day nothing else writes, in the past, so that the last use other tests read stays theirs.
+    const at = ctx.clock.now() - 3 * 86_400_000;
+    const record: RequestRecord = { accountId, keyId, at, outcome: 'counted', used: true, address: '192.0.2.7', rejection: null };
+    const turns = async (n: number) => {
+      for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
+    };
+    try {
+      for (let i = 1; i < FLUSH_RECORDS; i++) stats.record(record);
+      await turns(3);
+      assert.deepEqual(writes, [], 'fewer records wait for the timer');
+      stats.record(record);
+      await turns(3);
+      assert.deepEqual(writes, [FLUSH_RECORDS], 'the batch is written at the next turn');
+      const deadline = Date.now() + 10_000;
+      let counted = 0;
+      while (counted !== FLUSH_RECORDS && Date.now() < deadline) {
+        counted = (await stats.keyOutcomes(accountId, keyId, dayOf(at), dayOf(at)))[0]?.counts.counted ?? 0;
+        if (counted !== FLUSH_RECORDS) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.equal(counted, FLUSH_RECORDS);
+    } finally {
+      await stats.close();
+    }
   });
 
   // On PostgreSQL runs, the database implementation is tried too (the app there records into Redis).
