@@ -26,7 +26,7 @@ export async function loadAccounts(ctx: LoadContext): Promise<void> {
         createdAt: ctx.nowIso,
       };
       // Rows of this file are in the transaction already: a second row with the same email is found too.
-      const id = await rowRule(where, () => addAccount(ctx.trx, ctx.store.dialect, account, FILE_FIELDS), { anyError: true });
+      const id = await rowRule(where, () => addAccount(ctx.trx, ctx.store.dialect, account, FILE_FIELDS));
       ctx.accountIds.set(ref, id);
       ctx.out.accounts[ref] = id;
     },
