@@ -138,6 +138,24 @@ describe('the last 20 rejections', () => {
   });
 });
 
+describe('a key in a rejected URL', () => {
+  it('is not kept in the path the owner is shown, however it is percent-encoded', async () => {
+    nextWindow(ctx);
+    const { accountId, keyId } = await countsOf('alice-second');
+    const key = ctx.loaded.keys['alice-second']!;
+    const once = key.replace(/_/g, '%5F');
+    const twice = key.replace(/_/g, '%255F');
+    for (const written of [key, once, twice]) {
+      ctx.clock.advance(1000);
+      assert.equal((await ctx.get(`${V1}/catalogue/${written}`, 'alice-second')).statusCode, 400);
+    }
+    await ctx.stats.flush();
+    const kept = (await ctx.stats.recentRejections(accountId, keyId)).slice(0, 3);
+    assert.deepEqual(kept.map((r) => r.path), Array.from({ length: 3 }, () => `${V1}/catalogue/[redacted]`));
+    for (const rejection of kept) assert.ok(!JSON.stringify(rejection).includes(key.slice(-20)), JSON.stringify(rejection));
+  });
+});
+
 describe('writing', () => {
   it('records are written by themselves shortly after the request (no flush asked)', async () => {
     const { accountId, keyId, counts } = await countsOf('alice-expiring');

@@ -4,7 +4,7 @@
  * a malformed or unknown one) belong to nobody and are not kept.
  */
 import type { FastifyRequest } from 'fastify';
-import { KEY_PATTERN } from '../../keys/api-key.js';
+import { redactKeys } from '../../keys/api-key.js';
 import { outcomeOf, type Rejection, type RequestRecord } from '../../metering/usage-stats.js';
 
 /** A path longer than this is kept cut short: enough to recognise a script's call. */
@@ -29,7 +29,9 @@ export function usageRecord(request: FastifyRequest, status: number, now: number
 /** What is kept of a rejected request; built only for those, since it scans the URL for keys. */
 function rejection(request: FastifyRequest, status: number, error: string | null, now: number): Rejection {
   const query = request.url.indexOf('?');
-  const path = (query === -1 ? request.url : request.url.slice(0, query)).replace(KEY_PATTERN, '[redacted]');
+  // However the key is written in the URL, percent-encoded (once or twice) included: the owner's screen shows
+  // this path, and a key is never stored where it can be read back.
+  const path = redactKeys(query === -1 ? request.url : request.url.slice(0, query));
   return {
     at: new Date(now).toISOString(),
     method: request.method,
@@ -37,7 +39,7 @@ function rejection(request: FastifyRequest, status: number, error: string | null
     status,
     error: error ?? String(status),
     // Messages can quote what the client sent (a parameter's name): never a key.
-    message: (request.failure?.message ?? '').replace(KEY_PATTERN, '[redacted]'),
+    message: redactKeys(request.failure?.message ?? ''),
     requestId: request.id,
   };
 }
