@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
 import { cli, downloadCsvRows, ensureWrk, log, peakRssMb, ROOT, waitUntilUp } from './bench-support.js';
+import { seededRandom } from '../src/demo/random.js';
 
 const DATA = join(ROOT, 'bench', '.data');
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 1_000_000);
@@ -195,17 +196,6 @@ const DRAWN_NAMES = 3000;
 const DRAWN_SEARCHES = 3000;
 const MAX_DRAWN_OFFSET = 2000;
 
-/** A seeded generator (mulberry32): every run draws the same searches from the same data. */
-function seeded(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 async function readNames(store: string, databaseUrl: string, ids: number[]): Promise<string[]> {
   const sqlText = `select name from catalogue_items where status = 'PUBLISHED' and master_item_id in (${ids.join(',')})`;
   if (store === 'sqlite') {
@@ -238,7 +228,7 @@ interface DrawnSearches {
  * in the proportions the data has.
  */
 async function drawSearches(store: string, databaseUrl: string): Promise<DrawnSearches> {
-  const rnd = seeded(12);
+  const rnd = seededRandom(12);
   const ids = Array.from({ length: DRAWN_NAMES }, () => 1 + Math.floor(rnd() * ITEMS));
   const words = (await readNames(store, databaseUrl, ids)).flatMap((name) => name.split(/\s+/u)).filter((w) => w.length >= 2);
   if (words.length === 0) throw new Error('no names to draw searches from');

@@ -50,6 +50,12 @@ export class Rng {
   }
 }
 
+/** A seeded stream of numbers in [0, 1) (the same mulberry32 as Rng), for tests and benches that must replay. */
+export function seededRandom(seed: number): () => number {
+  const rng = new Rng(seed);
+  return () => rng.next();
+}
+
 /** `null` with probability p, else v. */
 export function orNull<T>(r: Rng, p: number, v: T): T | null {
   return r.chance(p) ? null : v;

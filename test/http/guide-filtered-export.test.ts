@@ -18,19 +18,9 @@ import { IndexedSearch } from '../../src/store/search/indexed-search.js';
 import { AWKWARD_NAME, AWKWARD_PLATFORM, queryString, resourceDataset } from '../helpers/resource-fixtures.js';
 import { waitFor } from '../helpers/server-process.js';
 import { createTestContext, V1, type TestContext } from '../helpers/test-app.js';
+import { seededRandom } from '../../src/demo/random.js';
 
 const UNLIMITED_BURST = { PLAN_LIMITS: '{"enthusiast":{"perMinute":100000}}' };
-
-/** A small deterministic generator (mulberry32), so that a failure can be replayed. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function pick<T>(rnd: () => number, list: readonly T[]): T {
   return list[Math.floor(rnd() * list.length)]!;
@@ -106,7 +96,7 @@ describe('filtered exports from the price guide file', () => {
   let ctx: TestContext;
   let guide: PriceGuide;
   let search: IndexedSearch;
-  const rnd = random(20261124);
+  const rnd = seededRandom(20261124);
   const names: string[] = [];
 
   before(async () => {

@@ -6,16 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { SearchIndexBuilder, type IndexQuery, type SearchIndex } from '../../src/store/search/search-index.js';
-
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../../src/demo/random.js';
 
 const SYLLABLES = ['ka', 'ro', 'mi', 'zel', 'da', 'po', 'ke', 'mon', 'su', 'per', 'ma', 'ri', 'o', 'ex', 'ii', '64', 'tri', 'nu'];
 
@@ -26,7 +17,7 @@ interface Item {
 }
 
 function items(count: number): Item[] {
-  const rnd = random(7);
+  const rnd = seededRandom(7);
   const out: Item[] = [];
   for (let i = 0; i < count; i++) {
     const words = Array.from({ length: 1 + Math.floor(rnd() * 3) }, () =>
@@ -58,7 +49,7 @@ describe('kept term unions', () => {
     // More distinct terms than are kept, so that the least recently used go and come back.
     const terms = [...new Set(all.flatMap((item) => item.name.split(' ')).flatMap((word) => [word, word.slice(0, 2), word.slice(1, 4)]))].filter((term) => term !== '').slice(0, 150);
     assert.ok(terms.length > 100, `${terms.length} terms`);
-    const rnd = random(3);
+    const rnd = seededRandom(3);
     for (const round of [terms, [...terms].reverse(), terms]) {
       for (const term of round) {
         const other = terms[Math.floor(rnd() * terms.length)]!;

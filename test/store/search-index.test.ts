@@ -16,17 +16,7 @@ import type { PageRequest } from '../../src/store/repositories/page.js';
 import { listPrices } from '../../src/store/repositories/price.repository.js';
 import { IndexedSearch } from '../../src/store/search/indexed-search.js';
 import { openTestStore } from '../helpers/test-app.js';
-
-/** A small deterministic generator (mulberry32), so that a failure can be replayed. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../../src/demo/random.js';
 
 const WORDS = [
   'Pokémon', 'POKEMON', 'Poke\u0301mon', 'Café', 'cafe', 'Amélie', 'Über', 'ueber', 'Zelda', 'zelda', 'Mario', 'MARIO',
@@ -91,7 +81,7 @@ describe('the search index answers exactly what the store answers', () => {
   let store: Store;
   let close: () => Promise<void>;
   let search: IndexedSearch;
-  const rnd = random(20261124);
+  const rnd = seededRandom(20261124);
   const names: string[] = [];
 
   before(async () => {
