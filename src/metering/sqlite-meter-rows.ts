@@ -14,16 +14,11 @@
  * forth, never loses one. Every method runs inside the caller's transaction.
  */
 import type SqliteDatabase from 'better-sqlite3';
+import type { BurstWindowsTable } from '../store/schema.js';
 import { ROW_TIMES_MAX, WindowTimes, decodeKeys, encodeKeys, type KeyDay } from './meter-row.js';
 
-interface StoredRow {
-  n: number;
-  recent: Buffer | null;
-  period: string | null;
-  used: number | null;
-  day: string | null;
-  keys: Buffer | null;
-}
+/** The row as the store holds it (schema.ts), less the account id it was read by. */
+type StoredRow = Omit<BurstWindowsTable, 'account_id'>;
 
 /** An account's row while a transaction works on it. */
 export interface AccountRow {
