@@ -1,6 +1,7 @@
 /** The queries every request or every single-item request runs, prepared once per store (prepared-query.ts). */
 import type { Store } from './database.js';
 import { prepareQuery } from './prepared-query.js';
+import { dataVersionQuery } from './read-cache.js';
 import { keyByHashQuery, type KeyWithAccount } from './repositories/api-key.repository.js';
 import { catalogueItemQuery, type CatalogueItem } from './repositories/catalogue.repository.js';
 import { priceQuery, type PriceRow } from './repositories/price.repository.js';
@@ -27,17 +28,17 @@ export interface HotQueries {
 export function hotQueries(store: Store): HotQueries {
   // Each version is a primary-key read in a scalar subquery, so neither depends on a join's plan.
   const key = prepareQuery(store, 1, (db, hash: string) =>
-    keyByHashQuery(db, hash).select((eb) => eb.selectFrom('data_version').select('version').where('id', '=', 1).as('dataVersion')),
+    keyByHashQuery(db, hash).select(() => dataVersionQuery(db).as('dataVersion')),
   );
   const versions = prepareQuery(store, 1, (db, accountId: number) =>
     db.selectNoFrom((eb) => [
       eb.selectFrom('accounts').select('access_version').where('id', '=', accountId).as('accessVersion'),
-      eb.selectFrom('data_version').select('version').where('id', '=', 1).as('dataVersion'),
+      dataVersionQuery(db).as('dataVersion'),
     ]),
   );
   const item = prepareQuery(store, 1, (db, id: number) => catalogueItemQuery(db, id));
   const price = prepareQuery(store, 1, (db, id: number) => priceQuery(db, id));
-  const version = prepareQuery(store, 0, (db) => db.selectFrom('data_version').select('version').where('id', '=', 1));
+  const version = prepareQuery(store, 0, (db) => dataVersionQuery(db));
   return {
     keyByHash: async (hash) => {
       const row = (await key(hash))[0];

@@ -41,6 +41,11 @@ export class ReadCache {
   }
 }
 
+/** The served data's version (one primary-key read), as a query to run, prepare or nest as a subquery. */
+export function dataVersionQuery(db: Kysely<Database>) {
+  return db.selectFrom('data_version').select('version').where('id', '=', 1);
+}
+
 /** Marks the served data as changed; call inside the writing transaction. */
 export async function bumpDataVersion(db: Kysely<Database>): Promise<void> {
   await sql`update data_version set version = version + 1 where id = 1`.execute(db);

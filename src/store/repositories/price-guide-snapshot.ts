@@ -7,6 +7,7 @@
 import type { Kysely } from 'kysely';
 import type { Store } from '../database.js';
 import { openSqliteConnection } from '../database.js';
+import { dataVersionQuery } from '../read-cache.js';
 import { keysetExportBatches, sqliteExportBatches, type ExportRow } from './price-export.js';
 
 export type SnapshotWork<T> = (version: number, batches: AsyncGenerator<ExportRow[]>) => Promise<T>;
@@ -36,7 +37,7 @@ export async function readPriceGuideSnapshot<T>(store: Store, work: SnapshotWork
     .setIsolationLevel('repeatable read')
     .setAccessMode('read only')
     .execute(async (trx) => {
-      const row = await trx.selectFrom('data_version').select('version').where('id', '=', 1).executeTakeFirst();
+      const row = await dataVersionQuery(trx).executeTakeFirst();
       // Pages of the request path's size, so that each stays well inside the pool's 1.5 s per-query limit
       // (the writer shares the serving pool) even on a busy machine.
       return work(Number(row?.version ?? 0), keysetExportBatches(trx, 'postgres', {}));

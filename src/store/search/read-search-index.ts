@@ -12,6 +12,7 @@
 import { sql, type Kysely } from 'kysely';
 import { openSqliteConnection, type Store } from '../database.js';
 import type { Database } from '../schema.js';
+import { dataVersionQuery } from '../read-cache.js';
 import { SearchIndexBuilder, type SearchIndex } from './search-index.js';
 
 /** Rows between two checks of the slice's time. */
@@ -68,7 +69,7 @@ async function readSqliteSnapshot(path: string, pause: () => Promise<void>): Pro
 }
 
 async function readInPages(db: Kysely<Database>, pause: () => Promise<void>, checkVersionAfter: boolean): Promise<SearchIndex> {
-  const readVersion = async () => Number((await db.selectFrom('data_version').select('version').where('id', '=', 1).executeTakeFirstOrThrow()).version);
+  const readVersion = async () => Number((await dataVersionQuery(db).executeTakeFirstOrThrow()).version);
   const version = await readVersion();
   const builder = new SearchIndexBuilder();
   let after = 0;
