@@ -25,6 +25,12 @@ export interface HotQueries {
   dataVersion(): Promise<number>;
 }
 
+/** No data_version row is a broken store: refuse rather than serve answers kept for some version. */
+function presentVersion(version: number | string | bigint | null | undefined): number {
+  if (version === null || version === undefined) throw new Error('the store has no data version');
+  return Number(version);
+}
+
 export function hotQueries(store: Store): HotQueries {
   // Each version is a primary-key read in a scalar subquery, so neither depends on a join's plan.
   const key = prepareQuery(store, 1, (db, hash: string) =>
@@ -42,15 +48,13 @@ export function hotQueries(store: Store): HotQueries {
   return {
     keyByHash: async (hash) => {
       const row = (await key(hash))[0];
-      return row === undefined ? undefined : { ...row, accessVersion: Number(row.accessVersion), dataVersion: Number(row.dataVersion) };
+      return row === undefined ? undefined : { ...row, accessVersion: Number(row.accessVersion), dataVersion: presentVersion(row.dataVersion) };
     },
     versions: async (accountId) => {
       const row = (await versions(accountId))[0];
-      // No data_version row is a broken store: refuse rather than serve answers kept for some version.
-      if (row?.dataVersion === null || row?.dataVersion === undefined) throw new Error('the store has no data version');
       return {
-        accessVersion: row.accessVersion === null ? undefined : Number(row.accessVersion),
-        dataVersion: Number(row.dataVersion),
+        accessVersion: row?.accessVersion === null || row?.accessVersion === undefined ? undefined : Number(row.accessVersion),
+        dataVersion: presentVersion(row?.dataVersion),
       };
     },
     catalogueItem: async (id) => (await item(id))[0],

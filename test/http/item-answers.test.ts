@@ -138,6 +138,26 @@ describe('item and price answers held per data version', () => {
     }
     assert.equal((await onB('/catalogue/1')).statusCode, 200);
   });
+
+  it('without a data version row, a key new to the server is refused as a held one is, not served at version 0', async () => {
+    const storeC = openStore(ctx.config.database);
+    const appC = await buildApp({ config: ctx.config, store: storeC, meter: ctx.meter, clock: ctx.clock, logger: false });
+    await appC.ready();
+    const onC = () => appC.inject({ method: 'GET', url: url('/catalogue/1'), headers: { 'x-api-key': keyOf(ctx, 'alice') } });
+    const { version } = await other.db.selectFrom('data_version').select('version').where('id', '=', 1).executeTakeFirstOrThrow();
+    await other.db.deleteFrom('data_version').execute();
+    try {
+      for (const res of [await onC(), await onB('/catalogue/1')]) {
+        assert.ok(res.statusCode >= 500, `refused with a 5xx, got ${res.statusCode}: ${res.body}`);
+        assert.ok(!('data' in (JSON.parse(res.body) as object)));
+      }
+    } finally {
+      await other.db.insertInto('data_version').values({ id: 1, version }).execute();
+      await appC.close();
+      await storeC.close();
+    }
+    assert.equal((await onB('/catalogue/1')).statusCode, 200);
+  });
 });
 
 describe('the answers one server holds', () => {
