@@ -1,0 +1,51 @@
+"""Typed Python client for the shelfapi Developer API.
+
+    from shelfapi import Client
+
+    with Client("shelf_live_...", base_url="http://127.0.0.1:8080") as shelf:
+        for item in shelf.iter_catalogue(search="mario"):
+            print(item["masterItemId"], item["name"])
+"""
+
+from ._core import RateLimit, RetryEvent
+from ._csv import PRICE_CSV_COLUMNS, CsvSyntaxError
+from .async_client import AsyncClient
+from .client import Client
+from .errors import (
+    ERROR_CLASSES,
+    BadRequestError,
+    ForbiddenError,
+    InsufficientScopeError,
+    NotFoundError,
+    QuotaExceededError,
+    RateLimitedError,
+    ServerError,
+    ServiceUnavailableError,
+    ShelfApiError,
+    UnauthorizedError,
+)
+from .models import *  # noqa: F403 (the models' own __all__)
+from .models import __all__ as _models
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Client",
+    "AsyncClient",
+    "RateLimit",
+    "RetryEvent",
+    "PRICE_CSV_COLUMNS",
+    "CsvSyntaxError",
+    "ShelfApiError",
+    "BadRequestError",
+    "UnauthorizedError",
+    "ForbiddenError",
+    "InsufficientScopeError",
+    "NotFoundError",
+    "RateLimitedError",
+    "QuotaExceededError",
+    "ServerError",
+    "ServiceUnavailableError",
+    "ERROR_CLASSES",
+    *_models,
+]
