@@ -11,19 +11,8 @@ from ._core import RateLimit, RetryEvent
 from ._csv import PRICE_CSV_COLUMNS, CsvSyntaxError
 from .async_client import AsyncClient
 from .client import Client
-from .errors import (
-    ERROR_CLASSES,
-    BadRequestError,
-    ForbiddenError,
-    InsufficientScopeError,
-    NotFoundError,
-    QuotaExceededError,
-    RateLimitedError,
-    ServerError,
-    ServiceUnavailableError,
-    ShelfApiError,
-    UnauthorizedError,
-)
+from .errors import *  # noqa: F403 (the errors' own __all__)
+from .errors import __all__ as _errors
 from .models import *  # noqa: F403 (the models' own __all__)
 from .models import __all__ as _models
 
@@ -36,16 +25,6 @@ __all__ = [
     "RetryEvent",
     "PRICE_CSV_COLUMNS",
     "CsvSyntaxError",
-    "ShelfApiError",
-    "BadRequestError",
-    "UnauthorizedError",
-    "ForbiddenError",
-    "InsufficientScopeError",
-    "NotFoundError",
-    "RateLimitedError",
-    "QuotaExceededError",
-    "ServerError",
-    "ServiceUnavailableError",
-    "ERROR_CLASSES",
+    *_errors,
     *_models,
 ]
