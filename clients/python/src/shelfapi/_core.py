@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import IO, Any, Callable, Iterator, Mapping
 
 import httpx
 
@@ -101,16 +103,42 @@ def retry_verdict(response: httpx.Response) -> tuple[str, int] | None:
     return (body[0] if body else "unexpected_response", FALLBACK_WAIT_SECONDS if wait is None else wait)
 
 
-def retry_event(response: httpx.Response, attempt: int, max_retries: int, code: str, wait: int) -> RetryEvent:
-    return RetryEvent(
-        attempt=attempt,
-        max_retries=max_retries,
-        status=response.status_code,
-        code=code,
-        wait_seconds=wait,
-        request_id=response.headers.get("x-request-id"),
-        url=str(response.request.url),
-    )
+def wait_before_retry(response: httpx.Response, attempt: int, max_retries: int, on_retry: OnRetry | None) -> int:
+    """Seconds to wait before asking again after the failed ``attempt`` (counting from 1), having told
+    ``on_retry``; raises the answer's error when it is not worth asking again or the retries are spent.
+    The body must have been read."""
+    verdict = retry_verdict(response)
+    if verdict is None or attempt > max_retries:
+        raise ShelfApiError.from_response(response)
+    code, wait = verdict
+    if on_retry is not None:
+        on_retry(
+            RetryEvent(
+                attempt=attempt,
+                max_retries=max_retries,
+                status=response.status_code,
+                code=code,
+                wait_seconds=wait,
+                request_id=response.headers.get("x-request-id"),
+                url=str(response.request.url),
+            )
+        )
+    return wait
+
+
+@contextmanager
+def whole_file(path: str | os.PathLike[str]) -> Iterator[IO[bytes]]:
+    """A file to write ``path`` through that appears whole or not at all: written beside as ``<path>.part``,
+    renamed over ``path`` when the block ends, removed when it raises (or is interrupted)."""
+    partial = f"{os.fspath(path)}.part"
+    try:
+        with open(partial, "wb") as file:
+            yield file
+        os.replace(partial, path)
+    except BaseException:
+        if os.path.exists(partial):
+            os.remove(partial)
+        raise
 
 
 def without_body(response: httpx.Response) -> ShelfApiError:

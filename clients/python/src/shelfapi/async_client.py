@@ -12,7 +12,6 @@ import httpx
 from . import _core
 from ._core import OnRetry, RateLimit
 from ._csv import PriceRows
-from .errors import ShelfApiError
 from .models import (
     CatalogueItem,
     CataloguePage,
@@ -36,7 +35,8 @@ __all__ = ["AsyncClient"]
 class AsyncClient:
     """A client of the shelfapi Developer API for asyncio: ``async with AsyncClient(key) as shelf: await shelf.me()``.
 
-    ``AsyncClient(api_key, base_url="http://127.0.0.1:8080")``; use it in an ``async with`` block (or await ``aclose()``).
+    ``AsyncClient(api_key, base_url="http://127.0.0.1:8080")``; use it in an ``async with`` block (or await
+    ``aclose()``).
     The key goes in the ``Authorization`` header only. A ``429 rate_limited`` or a ``503`` is asked again
     after its ``Retry-After``, at most ``max_retries`` times (default 3; 0 turns retrying off); every other
     error, ``quota_exceeded`` included, raises a :class:`ShelfApiError` at once.
@@ -196,8 +196,8 @@ class AsyncClient:
         self, *, search: str | None = None, platform: str | None = None, upc: str | None = None
     ) -> AsyncGenerator[PriceRow, None]:
         """``GET /prices/export.csv`` read as it arrives: every row of ``/prices`` for these filters, in one
-        request (one count against the quota), as the rows ``/prices`` answers. Stop early (``await rows.aclose()``) and the
-        download is closed."""
+        request (one count against the quota), as the rows ``/prices`` answers. Stop early
+        (``await rows.aclose()``) and the download is closed."""
         rows = PriceRows()
         async with self._stream("/prices/export.csv", _core.query(search=search, platform=platform, upc=upc)) as response:
             async for text in response.aiter_text():
@@ -215,20 +215,13 @@ class AsyncClient:
         upc: str | None = None,
     ) -> int:
         """Writes ``GET /prices/export.csv`` to ``path`` byte for byte as sent, and returns its size. The file
-        appears whole or not at all: it is written beside, as ``<path>.part``, and renamed at the end."""
-        partial = f"{os.fspath(path)}.part"
+        appears whole or not at all: it is written beside, as ``<path>.part``, and renamed when complete."""
         size = 0
-        try:
-            with open(partial, "wb") as file:
-                async with self._stream("/prices/export.csv", _core.query(search=search, platform=platform, upc=upc)) as response:
-                    async for chunk in response.aiter_bytes():
-                        file.write(chunk)
-                        size += len(chunk)
-            os.replace(partial, path)
-        except BaseException:
-            if os.path.exists(partial):
-                os.remove(partial)
-            raise
+        with _core.whole_file(path) as file:
+            async with self._stream("/prices/export.csv", _core.query(search=search, platform=platform, upc=upc)) as response:
+                async for chunk in response.aiter_bytes():
+                    file.write(chunk)
+                    size += len(chunk)
         return size
 
     # -- the plumbing -------------------------------------------------------------------------------------
@@ -261,13 +254,8 @@ class AsyncClient:
                 await response.aread()
             finally:
                 await response.aclose()
-            verdict = _core.retry_verdict(response)
-            if verdict is None or attempt >= self.max_retries:
-                raise ShelfApiError.from_response(response)
             attempt += 1
-            code, wait = verdict
-            if self._on_retry is not None:
-                self._on_retry(_core.retry_event(response, attempt, self.max_retries, code, wait))
+            wait = _core.wait_before_retry(response, attempt, self.max_retries, self._on_retry)
             await asyncio.sleep(wait)
         try:
             yield response

@@ -12,7 +12,6 @@ import httpx
 from . import _core
 from ._core import OnRetry, RateLimit
 from ._csv import PriceRows
-from .errors import ShelfApiError
 from .models import (
     CatalogueItem,
     CataloguePage,
@@ -196,8 +195,8 @@ class Client:
         self, *, search: str | None = None, platform: str | None = None, upc: str | None = None
     ) -> Generator[PriceRow, None, None]:
         """``GET /prices/export.csv`` read as it arrives: every row of ``/prices`` for these filters, in one
-        request (one count against the quota), as the rows ``/prices`` answers. Stop early (``close()`` it, or leave a
-        ``for`` loop and let it go) and the download is closed."""
+        request (one count against the quota), as the rows ``/prices`` answers. Stop early
+        (``close()`` it, or leave the loop and drop it) and the download is closed."""
         rows = PriceRows()
         with self._stream("/prices/export.csv", _core.query(search=search, platform=platform, upc=upc)) as response:
             for text in response.iter_text():
@@ -213,20 +212,13 @@ class Client:
         upc: str | None = None,
     ) -> int:
         """Writes ``GET /prices/export.csv`` to ``path`` byte for byte as sent, and returns its size. The file
-        appears whole or not at all: it is written beside, as ``<path>.part``, and renamed at the end."""
-        partial = f"{os.fspath(path)}.part"
+        appears whole or not at all: it is written beside, as ``<path>.part``, and renamed when complete."""
         size = 0
-        try:
-            with open(partial, "wb") as file:
-                with self._stream("/prices/export.csv", _core.query(search=search, platform=platform, upc=upc)) as response:
-                    for chunk in response.iter_bytes():
-                        file.write(chunk)
-                        size += len(chunk)
-            os.replace(partial, path)
-        except BaseException:
-            if os.path.exists(partial):
-                os.remove(partial)
-            raise
+        with _core.whole_file(path) as file:
+            with self._stream("/prices/export.csv", _core.query(search=search, platform=platform, upc=upc)) as response:
+                for chunk in response.iter_bytes():
+                    file.write(chunk)
+                    size += len(chunk)
         return size
 
     # -- the plumbing -------------------------------------------------------------------------------------
@@ -258,13 +250,8 @@ class Client:
                 response.read()
             finally:
                 response.close()
-            verdict = _core.retry_verdict(response)
-            if verdict is None or attempt >= self.max_retries:
-                raise ShelfApiError.from_response(response)
             attempt += 1
-            code, wait = verdict
-            if self._on_retry is not None:
-                self._on_retry(_core.retry_event(response, attempt, self.max_retries, code, wait))
+            wait = _core.wait_before_retry(response, attempt, self.max_retries, self._on_retry)
             time.sleep(wait)
         try:
             yield response
