@@ -71,6 +71,31 @@ class RateLimit:
 OnRetry = Callable[[RetryEvent], None]
 
 
+class ClientBase:
+    """The state both clients keep: where the API is, the key's headers, the retry settings, and what the
+    last answer said about the limits."""
+
+    def __init__(self, api_key: str, base_url: str, max_retries: int, on_retry: OnRetry | None) -> None:
+        check_options(api_key, max_retries)
+        #: ``<server>/developer/v1``, what every path is relative to.
+        self.base_url = api_base(base_url)
+        self.max_retries = max_retries
+        self._on_retry = on_retry
+        self._headers = {"authorization": f"Bearer {api_key}", "user-agent": USER_AGENT}
+        #: The rate-limit headers of the last answer (None before the first).
+        self.rate_limit: RateLimit | None = None
+        #: The ``X-Request-Id`` of the last answer (None before the first).
+        self.last_request_id: str | None = None
+
+    def __repr__(self) -> str:
+        # Never the key.
+        return f"{type(self).__name__}(base_url={self.base_url!r})"
+
+    def _note(self, response: httpx.Response) -> None:
+        self.rate_limit = RateLimit.from_headers(response.headers)
+        self.last_request_id = response.headers.get("x-request-id")
+
+
 def api_base(base_url: str) -> str:
     """``<server>/developer/v1``; a base URL given with the prefix (and a trailing slash) is accepted too."""
     trimmed = base_url.rstrip("/")

@@ -10,7 +10,7 @@ from typing import Any, AsyncGenerator, AsyncIterator, Mapping, cast
 import httpx
 
 from . import _core
-from ._core import OnRetry, RateLimit
+from ._core import OnRetry
 from ._csv import PriceRows
 from .models import (
     CatalogueItem,
@@ -32,7 +32,7 @@ from .models import (
 __all__ = ["AsyncClient"]
 
 
-class AsyncClient:
+class AsyncClient(_core.ClientBase):
     """A client of the shelfapi Developer API for asyncio: ``async with AsyncClient(key) as shelf: await shelf.me()``.
 
     ``AsyncClient(api_key, base_url="http://127.0.0.1:8080")``; use it in an ``async with`` block (or await
@@ -53,18 +53,9 @@ class AsyncClient:
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
         """``http_client``: an httpx client of your own (proxies, event hooks); you close it, not this client."""
-        _core.check_options(api_key, max_retries)
-        #: ``<server>/developer/v1``, what every path is relative to.
-        self.base_url = _core.api_base(base_url)
-        self.max_retries = max_retries
-        self._on_retry = on_retry
-        self._headers = {"authorization": f"Bearer {api_key}", "user-agent": _core.USER_AGENT}
+        super().__init__(api_key, base_url, max_retries, on_retry)
         self._owns_http = http_client is None
         self._http = http_client if http_client is not None else httpx.AsyncClient(timeout=timeout)
-        #: The rate-limit headers of the last answer (None before the first).
-        self.rate_limit: RateLimit | None = None
-        #: The ``X-Request-Id`` of the last answer (None before the first).
-        self.last_request_id: str | None = None
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -75,10 +66,6 @@ class AsyncClient:
     async def aclose(self) -> None:
         if self._owns_http:
             await self._http.aclose()
-
-    def __repr__(self) -> str:
-        # Never the key.
-        return f"AsyncClient(base_url={self.base_url!r})"
 
     # -- the endpoints ------------------------------------------------------------------------------------
 
@@ -246,8 +233,7 @@ class AsyncClient:
         attempt = 0
         while True:
             response = await self._http.send(request, stream=True)
-            self.rate_limit = RateLimit.from_headers(response.headers)
-            self.last_request_id = response.headers.get("x-request-id")
+            self._note(response)
             if response.is_success:
                 break
             try:
