@@ -206,7 +206,11 @@ def live() -> Iterator[LiveServer]:
             process.kill()
             process.wait()
         log.close()
+        logged = Path(directory, "server.log").read_text(encoding="utf-8", errors="replace")
         shutil.rmtree(directory, ignore_errors=True)
+    # Whatever the client sent, no key reached the server's log.
+    leaked = [ref for ref, key in keys.items() if key in logged]
+    assert leaked == [], f"keys {leaked} in the server's log"
 
 
 @pytest.fixture(scope="session")
