@@ -53,7 +53,7 @@ function layerBlocks() {
 }
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'scratch/', 'clients/*/dist/', 'coverage/'] },
+  { ignores: ['dist/', 'node_modules/', 'scratch/', 'clients/*/dist/', 'clients/python/.venv/', 'coverage/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { buildOpenApiDocument } from '../../src/cli/openapi-document.js';
 import { ERROR_STATUS } from '../../src/http/errors.js';
 
@@ -37,4 +39,38 @@ test('the document describes every endpoint, its parameters, statuses and header
   // /me is never quota-limited: no quota_exceeded among its documented answers.
   assert.doesNotMatch(JSON.stringify(doc.paths['/developer/v1/me']!.get!.responses['429']), /quota_exceeded/);
   for (const code of Object.keys(ERROR_STATUS)) assert.match(doc.info.description, new RegExp(`\`${code}\``));
+});
+
+test('every operation has an operationId named after its endpoint, the names the clients use', () => {
+  const doc = JSON.parse(committed) as { paths: Record<string, Record<string, { operationId?: string }>> };
+  const ids = Object.fromEntries(Object.entries(doc.paths).map(([path, item]) => [path.replace('/developer/v1', ''), item.get?.operationId]));
+  assert.deepEqual(ids, {
+    '/me': 'me',
+    '/catalogue': 'catalogue',
+    '/catalogue/{id}': 'catalogueItem',
+    '/prices': 'prices',
+    '/prices/export.csv': 'exportPrices',
+    '/prices/{masterItemId}': 'price',
+    '/collection': 'collection',
+    '/collection/value': 'collectionValue',
+    '/collection/{id}': 'collectionItem',
+    '/listings': 'listings',
+    '/offers': 'offers',
+    '/transactions': 'transactions',
+  });
+});
+
+test("Redocly's recommended lint finds openapi.json valid without a warning", () => {
+  const cli = fileURLToPath(new URL('../../node_modules/@redocly/cli/bin/cli.js', import.meta.url));
+  const result = spawnSync(process.execPath, [cli, 'lint', 'openapi.json', '--extends=recommended', '--format=json'], {
+    cwd: fileURLToPath(new URL('../..', import.meta.url)),
+    encoding: 'utf8',
+    // Its update check and telemetry would reach out to the network.
+    env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+  });
+  const report = JSON.parse(result.stdout) as { totals: { errors: number; warnings: number }; problems: Array<{ ruleId: string; message: string }> };
+  const problems = report.problems.map((p) => `${p.ruleId}: ${p.message}`);
+  assert.deepEqual(problems, [], `redocly lint openapi.json:\n${problems.join('\n')}`);
+  assert.deepEqual(report.totals, { errors: 0, warnings: 0, ignored: 0 });
+  assert.equal(result.status, 0, result.stderr);
 });

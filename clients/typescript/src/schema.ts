@@ -15,194 +15,7 @@ export interface paths {
          * The key, its plan and its usage
          * @description The plan, the scopes of the presented key, the limits and this month's usage. Counts toward the burst limit but never against the monthly quota. Not wrapped in `data`.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
-                    "if-none-match"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Success */
-                200: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
-                        ETag?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            plan: "enthusiast" | "addon";
-                            /** @description Scopes granted to the presented key */
-                            scopes: string[];
-                            limits: {
-                                monthly: number;
-                                perMinute: number;
-                            };
-                            usage: {
-                                /** @description Current UTC month, YYYY-MM */
-                                period: string;
-                                used: number;
-                                /** @description limits.monthly - used, never below 0 */
-                                remaining: number;
-                            };
-                            availableScopes: string[];
-                        };
-                    };
-                };
-                /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit. */
-                304: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
-                        ETag?: string;
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
-                400: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "bad_request";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
-                401: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "unauthorized";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `forbidden`: Developer API access is not active on the key's account (no plan, or a lapsed one). */
-                403: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "forbidden";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `rate_limited`: Over the per-minute burst limit; retry after Retry-After seconds. */
-                429: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Whole seconds to wait before retrying, at least 1. */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "rate_limited";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `server_error`: An unexpected error; the request was not counted. */
-                500: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "server_error";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
-                503: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Whole seconds to wait before retrying, at least 1. */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "service_unavailable";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["me"];
         put?: never;
         post?: never;
         delete?: never;
@@ -222,218 +35,7 @@ export interface paths {
          * List published catalogue items
          * @description Published items in ascending `masterItemId`, filtered by every filter given.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Split on white space; an item matches when its name contains every term, ignoring case and accents. %, _ and \ are literal. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
-                    search?: string;
-                    /** @description Case-insensitive equality with the platform. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
-                    platform?: string;
-                    /** @description Case-insensitive equality with the category. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
-                    category?: string;
-                    /** @description 6..14 ASCII digits, exact equality with the UPC of the latest price record. */
-                    upc?: string;
-                    /** @description Page size, 1..100 (decimal digits only). */
-                    limit?: number;
-                    /** @description Rows to skip, 0..1000000000 (decimal digits only). Past the end: an empty page. */
-                    offset?: number;
-                };
-                header?: {
-                    /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
-                    "if-none-match"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Success */
-                200: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
-                        ETag?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                masterItemId: number;
-                                name: string;
-                                slug: string;
-                                /** @example game */
-                                category: string;
-                                platform: string;
-                                subCategory: string | null;
-                                modelNumber: string | null;
-                                releaseYear: number | null;
-                                region: string | null;
-                                format: string | null;
-                                developer: string | null;
-                                publisher: string | null;
-                                genre: string | null;
-                                manufacturer: string | null;
-                                description: string | null;
-                                imageUrl: string | null;
-                            }[];
-                            pagination: {
-                                total: number;
-                                limit: number;
-                                offset: number;
-                                /** @description offset + data.length < total */
-                                hasMore: boolean;
-                            };
-                        };
-                    };
-                };
-                /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
-                304: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
-                        ETag?: string;
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
-                400: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "bad_request";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
-                401: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "unauthorized";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `forbidden`: Developer API access is not active on the key's account (no plan, or a lapsed one). `insufficient_scope`: The key is valid but lacks the scope this endpoint needs. */
-                403: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "forbidden" | "insufficient_scope";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `rate_limited`: Over the per-minute burst limit; retry after Retry-After seconds. `quota_exceeded`: The monthly quota is used up; it resets at X-RateLimit-Reset. */
-                429: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Whole seconds to wait before retrying, at least 1. */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "rate_limited" | "quota_exceeded";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `server_error`: An unexpected error; the request was not counted. */
-                500: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "server_error";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
-                503: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Whole seconds to wait before retrying, at least 1. */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "service_unavailable";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["catalogue"];
         put?: never;
         post?: never;
         delete?: never;
@@ -453,217 +55,7 @@ export interface paths {
          * One published catalogue item
          * @description `404 not_found` when no published item has this id.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
-                    "if-none-match"?: string;
-                };
-                path: {
-                    /** @description masterItemId: decimal digits only, 1..9007199254740991 */
-                    id: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Success */
-                200: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
-                        ETag?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                masterItemId: number;
-                                name: string;
-                                slug: string;
-                                /** @example game */
-                                category: string;
-                                platform: string;
-                                subCategory: string | null;
-                                modelNumber: string | null;
-                                releaseYear: number | null;
-                                region: string | null;
-                                format: string | null;
-                                developer: string | null;
-                                publisher: string | null;
-                                genre: string | null;
-                                manufacturer: string | null;
-                                description: string | null;
-                                imageUrl: string | null;
-                            };
-                        };
-                    };
-                };
-                /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
-                304: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
-                        ETag?: string;
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
-                400: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "bad_request";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
-                401: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "unauthorized";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `forbidden`: Developer API access is not active on the key's account (no plan, or a lapsed one). `insufficient_scope`: The key is valid but lacks the scope this endpoint needs. */
-                403: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "forbidden" | "insufficient_scope";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `not_found`: No such item, or no such route. */
-                404: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "not_found";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `rate_limited`: Over the per-minute burst limit; retry after Retry-After seconds. `quota_exceeded`: The monthly quota is used up; it resets at X-RateLimit-Reset. */
-                429: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Whole seconds to wait before retrying, at least 1. */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "rate_limited" | "quota_exceeded";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `server_error`: An unexpected error; the request was not counted. */
-                500: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "server_error";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
-                503: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Whole seconds to wait before retrying, at least 1. */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "service_unavailable";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["catalogueItem"];
         put?: never;
         post?: never;
         delete?: never;
@@ -683,217 +75,7 @@ export interface paths {
          * List current prices
          * @description One row per published item that has a price record: the latest by `scrapeDate`. Ascending `masterItemId`. Prices are US dollars; `null` where unknown.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Split on white space; an item matches when its name contains every term, ignoring case and accents. %, _ and \ are literal. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
-                    search?: string;
-                    /** @description Case-insensitive equality with the platform. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
-                    platform?: string;
-                    /** @description 6..14 ASCII digits, exact equality with the UPC of the latest price record. */
-                    upc?: string;
-                    /** @description Page size, 1..100 (decimal digits only). */
-                    limit?: number;
-                    /** @description Rows to skip, 0..1000000000 (decimal digits only). Past the end: an empty page. */
-                    offset?: number;
-                };
-                header?: {
-                    /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
-                    "if-none-match"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Success */
-                200: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
-                        ETag?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                masterItemId: number;
-                                name: string;
-                                slug: string;
-                                platform: string;
-                                category: string;
-                                /** @description Barcode digits */
-                                upc: string;
-                                loose: number | null;
-                                cib: number | null;
-                                new: number | null;
-                                boxOnly: number | null;
-                                manualOnly: number | null;
-                                /**
-                                 * Format: date-time
-                                 * @description UTC, ISO 8601 with milliseconds
-                                 * @example 2026-11-20T22:20:37.000Z
-                                 */
-                                scrapeDate: string;
-                            }[];
-                            pagination: {
-                                total: number;
-                                limit: number;
-                                offset: number;
-                                /** @description offset + data.length < total */
-                                hasMore: boolean;
-                            };
-                        };
-                    };
-                };
-                /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
-                304: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
-                        ETag?: string;
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
-                400: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "bad_request";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
-                401: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "unauthorized";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `forbidden`: Developer API access is not active on the key's account (no plan, or a lapsed one). `insufficient_scope`: The key is valid but lacks the scope this endpoint needs. */
-                403: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "forbidden" | "insufficient_scope";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `rate_limited`: Over the per-minute burst limit; retry after Retry-After seconds. `quota_exceeded`: The monthly quota is used up; it resets at X-RateLimit-Reset. */
-                429: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Whole seconds to wait before retrying, at least 1. */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "rate_limited" | "quota_exceeded";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `server_error`: An unexpected error; the request was not counted. */
-                500: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "server_error";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
-                503: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Whole seconds to wait before retrying, at least 1. */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "service_unavailable";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["prices"];
         put?: never;
         post?: never;
         delete?: never;
@@ -913,185 +95,7 @@ export interface paths {
          * Export current prices as CSV
          * @description Every row of `/prices` for the same filters, streamed as RFC 4180 CSV (CRLF line ends, a header row, fields quoted when they hold `,` `"` CR or LF, quotes doubled, `null` as an empty field). Counts as one request.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Split on white space; an item matches when its name contains every term, ignoring case and accents. %, _ and \ are literal. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
-                    search?: string;
-                    /** @description Case-insensitive equality with the platform. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
-                    platform?: string;
-                    /** @description 6..14 ASCII digits, exact equality with the UPC of the latest price record. */
-                    upc?: string;
-                };
-                header?: {
-                    /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
-                    "if-none-match"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Success */
-                200: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
-                        ETag?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/csv": string;
-                    };
-                };
-                /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
-                304: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
-                        ETag?: string;
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
-                400: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "bad_request";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
-                401: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "unauthorized";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `forbidden`: Developer API access is not active on the key's account (no plan, or a lapsed one). `insufficient_scope`: The key is valid but lacks the scope this endpoint needs. */
-                403: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "forbidden" | "insufficient_scope";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `rate_limited`: Over the per-minute burst limit; retry after Retry-After seconds. `quota_exceeded`: The monthly quota is used up; it resets at X-RateLimit-Reset. */
-                429: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Whole seconds to wait before retrying, at least 1. */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "rate_limited" | "quota_exceeded";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `server_error`: An unexpected error; the request was not counted. */
-                500: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "server_error";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
-                503: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Whole seconds to wait before retrying, at least 1. */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "service_unavailable";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["exportPrices"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1111,218 +115,7 @@ export interface paths {
          * Current price of one item
          * @description `404 not_found` when the item is not published or has no price record.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
-                    "if-none-match"?: string;
-                };
-                path: {
-                    /** @description masterItemId: decimal digits only, 1..9007199254740991 */
-                    masterItemId: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Success */
-                200: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
-                        ETag?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                masterItemId: number;
-                                name: string;
-                                slug: string;
-                                platform: string;
-                                category: string;
-                                /** @description Barcode digits */
-                                upc: string;
-                                loose: number | null;
-                                cib: number | null;
-                                new: number | null;
-                                boxOnly: number | null;
-                                manualOnly: number | null;
-                                /**
-                                 * Format: date-time
-                                 * @description UTC, ISO 8601 with milliseconds
-                                 * @example 2026-11-20T22:20:37.000Z
-                                 */
-                                scrapeDate: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
-                304: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
-                        ETag?: string;
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
-                400: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "bad_request";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
-                401: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "unauthorized";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `forbidden`: Developer API access is not active on the key's account (no plan, or a lapsed one). `insufficient_scope`: The key is valid but lacks the scope this endpoint needs. */
-                403: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "forbidden" | "insufficient_scope";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `not_found`: No such item, or no such route. */
-                404: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "not_found";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `rate_limited`: Over the per-minute burst limit; retry after Retry-After seconds. `quota_exceeded`: The monthly quota is used up; it resets at X-RateLimit-Reset. */
-                429: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Whole seconds to wait before retrying, at least 1. */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "rate_limited" | "quota_exceeded";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `server_error`: An unexpected error; the request was not counted. */
-                500: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "server_error";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
-                503: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Whole seconds to wait before retrying, at least 1. */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "service_unavailable";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["price"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1342,228 +135,7 @@ export interface paths {
          * The key owner's collection
          * @description Ascending `id`.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Page size, 1..100 (decimal digits only). */
-                    limit?: number;
-                    /** @description Rows to skip, 0..1000000000 (decimal digits only). Past the end: an empty page. */
-                    offset?: number;
-                };
-                header?: {
-                    /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
-                    "if-none-match"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Success */
-                200: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
-                        ETag?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                id: number;
-                                masterItemId: number;
-                                name: string;
-                                category: string;
-                                /** @enum {string} */
-                                condition: "LOOSE" | "CIB" | "NEW" | "BOX_ONLY" | "MANUAL_ONLY";
-                                /** @enum {string} */
-                                status: "OWNED" | "WISHLIST" | "SOLD";
-                                platform: string;
-                                releaseYear: number | null;
-                                /** @description Current price at the item's condition in US dollars; 0 where unknown */
-                                estimatedValue: number;
-                                /** @description US dollars */
-                                purchasePrice: number;
-                                /**
-                                 * Format: date-time
-                                 * @description UTC, ISO 8601 with milliseconds
-                                 * @example 2026-11-20T22:20:37.000Z
-                                 */
-                                acquiredAt: string;
-                                /** @description User-defined label */
-                                location: string;
-                                isFavorite: boolean;
-                                /**
-                                 * Format: date-time
-                                 * @description UTC, ISO 8601 with milliseconds
-                                 * @example 2026-11-20T22:20:37.000Z
-                                 */
-                                createdAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @description UTC, ISO 8601 with milliseconds
-                                 * @example 2026-11-20T22:20:37.000Z
-                                 */
-                                updatedAt: string;
-                            }[];
-                            pagination: {
-                                total: number;
-                                limit: number;
-                                offset: number;
-                                /** @description offset + data.length < total */
-                                hasMore: boolean;
-                            };
-                        };
-                    };
-                };
-                /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
-                304: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
-                        ETag?: string;
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
-                400: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "bad_request";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
-                401: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "unauthorized";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `forbidden`: Developer API access is not active on the key's account (no plan, or a lapsed one). `insufficient_scope`: The key is valid but lacks the scope this endpoint needs. */
-                403: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "forbidden" | "insufficient_scope";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `rate_limited`: Over the per-minute burst limit; retry after Retry-After seconds. `quota_exceeded`: The monthly quota is used up; it resets at X-RateLimit-Reset. */
-                429: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Whole seconds to wait before retrying, at least 1. */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "rate_limited" | "quota_exceeded";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `server_error`: An unexpected error; the request was not counted. */
-                500: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "server_error";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
-                503: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Whole seconds to wait before retrying, at least 1. */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "service_unavailable";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["collection"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1583,185 +155,7 @@ export interface paths {
          * Value of the owned items
          * @description Count and summed estimated value of the items in the `OWNED` state.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
-                    "if-none-match"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Success */
-                200: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
-                        ETag?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                /** @description Count of OWNED items */
-                                ownedItems: number;
-                                /** @description Sum of their estimated values in US dollars, rounded to cents */
-                                estimatedValue: number;
-                            };
-                        };
-                    };
-                };
-                /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
-                304: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
-                        ETag?: string;
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
-                400: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "bad_request";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
-                401: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "unauthorized";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `forbidden`: Developer API access is not active on the key's account (no plan, or a lapsed one). `insufficient_scope`: The key is valid but lacks the scope this endpoint needs. */
-                403: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "forbidden" | "insufficient_scope";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `rate_limited`: Over the per-minute burst limit; retry after Retry-After seconds. `quota_exceeded`: The monthly quota is used up; it resets at X-RateLimit-Reset. */
-                429: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Whole seconds to wait before retrying, at least 1. */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "rate_limited" | "quota_exceeded";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `server_error`: An unexpected error; the request was not counted. */
-                500: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "server_error";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
-                503: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Whole seconds to wait before retrying, at least 1. */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "service_unavailable";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["collectionValue"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1781,235 +175,7 @@ export interface paths {
          * One collection item
          * @description `404 not_found` when it does not exist or is not the key owner's.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
-                    "if-none-match"?: string;
-                };
-                path: {
-                    /** @description Collection item id: decimal digits only, 1..9007199254740991 */
-                    id: number;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Success */
-                200: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
-                        ETag?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                id: number;
-                                masterItemId: number;
-                                name: string;
-                                category: string;
-                                /** @enum {string} */
-                                condition: "LOOSE" | "CIB" | "NEW" | "BOX_ONLY" | "MANUAL_ONLY";
-                                /** @enum {string} */
-                                status: "OWNED" | "WISHLIST" | "SOLD";
-                                platform: string;
-                                releaseYear: number | null;
-                                /** @description Current price at the item's condition in US dollars; 0 where unknown */
-                                estimatedValue: number;
-                                /** @description US dollars */
-                                purchasePrice: number;
-                                /**
-                                 * Format: date-time
-                                 * @description UTC, ISO 8601 with milliseconds
-                                 * @example 2026-11-20T22:20:37.000Z
-                                 */
-                                acquiredAt: string;
-                                /** @description User-defined label */
-                                location: string;
-                                isFavorite: boolean;
-                                /**
-                                 * Format: date-time
-                                 * @description UTC, ISO 8601 with milliseconds
-                                 * @example 2026-11-20T22:20:37.000Z
-                                 */
-                                createdAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @description UTC, ISO 8601 with milliseconds
-                                 * @example 2026-11-20T22:20:37.000Z
-                                 */
-                                updatedAt: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
-                304: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
-                        ETag?: string;
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
-                400: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "bad_request";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
-                401: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "unauthorized";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `forbidden`: Developer API access is not active on the key's account (no plan, or a lapsed one). `insufficient_scope`: The key is valid but lacks the scope this endpoint needs. */
-                403: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "forbidden" | "insufficient_scope";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `not_found`: No such item, or no such route. */
-                404: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "not_found";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `rate_limited`: Over the per-minute burst limit; retry after Retry-After seconds. `quota_exceeded`: The monthly quota is used up; it resets at X-RateLimit-Reset. */
-                429: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Whole seconds to wait before retrying, at least 1. */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "rate_limited" | "quota_exceeded";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `server_error`: An unexpected error; the request was not counted. */
-                500: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "server_error";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
-                503: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Whole seconds to wait before retrying, at least 1. */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "service_unavailable";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["collectionItem"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2029,225 +195,7 @@ export interface paths {
          * The key owner's listings
          * @description Ascending `id`.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Page size, 1..100 (decimal digits only). */
-                    limit?: number;
-                    /** @description Rows to skip, 0..1000000000 (decimal digits only). Past the end: an empty page. */
-                    offset?: number;
-                };
-                header?: {
-                    /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
-                    "if-none-match"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Success */
-                200: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
-                        ETag?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                id: number;
-                                /** @description Public handle of the listing, `pub_<token>` */
-                                publicToken: string;
-                                masterItemId: number;
-                                title: string;
-                                category: string;
-                                /** @enum {string} */
-                                condition: "LOOSE" | "CIB" | "NEW" | "BOX_ONLY" | "MANUAL_ONLY";
-                                /** @enum {string} */
-                                status: "ACTIVE" | "RESERVED" | "SOLD" | "CANCELLED";
-                                /** @description US dollars */
-                                price: number;
-                                /**
-                                 * @description Currency code
-                                 * @example USD
-                                 */
-                                currency: string;
-                                acceptsTrade: boolean;
-                                /** @description US dollars */
-                                shippingCost: number;
-                                /**
-                                 * Format: date-time
-                                 * @description UTC, ISO 8601 with milliseconds
-                                 * @example 2026-11-20T22:20:37.000Z
-                                 */
-                                createdAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @description UTC, ISO 8601 with milliseconds
-                                 * @example 2026-11-20T22:20:37.000Z
-                                 */
-                                updatedAt: string;
-                            }[];
-                            pagination: {
-                                total: number;
-                                limit: number;
-                                offset: number;
-                                /** @description offset + data.length < total */
-                                hasMore: boolean;
-                            };
-                        };
-                    };
-                };
-                /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
-                304: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
-                        ETag?: string;
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
-                400: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "bad_request";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
-                401: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "unauthorized";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `forbidden`: Developer API access is not active on the key's account (no plan, or a lapsed one). `insufficient_scope`: The key is valid but lacks the scope this endpoint needs. */
-                403: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "forbidden" | "insufficient_scope";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `rate_limited`: Over the per-minute burst limit; retry after Retry-After seconds. `quota_exceeded`: The monthly quota is used up; it resets at X-RateLimit-Reset. */
-                429: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Whole seconds to wait before retrying, at least 1. */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "rate_limited" | "quota_exceeded";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `server_error`: An unexpected error; the request was not counted. */
-                500: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "server_error";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
-                503: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Whole seconds to wait before retrying, at least 1. */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "service_unavailable";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["listings"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2267,215 +215,7 @@ export interface paths {
          * Offers made by the key owner
          * @description Ascending `id`.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Page size, 1..100 (decimal digits only). */
-                    limit?: number;
-                    /** @description Rows to skip, 0..1000000000 (decimal digits only). Past the end: an empty page. */
-                    offset?: number;
-                };
-                header?: {
-                    /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
-                    "if-none-match"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Success */
-                200: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
-                        ETag?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                id: number;
-                                listingId: number;
-                                /** @description US dollars */
-                                amount: number;
-                                /** @description One of the offerer's collection items, or null */
-                                tradeItemId: number | null;
-                                /** @description Text written by the offerer */
-                                message: string;
-                                /** @enum {string} */
-                                status: "PENDING" | "ACCEPTED" | "DECLINED" | "WITHDRAWN" | "EXPIRED";
-                                /**
-                                 * Format: date-time
-                                 * @description UTC, ISO 8601 with milliseconds
-                                 * @example 2026-11-20T22:20:37.000Z
-                                 */
-                                createdAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @description UTC, ISO 8601 with milliseconds
-                                 * @example 2026-11-20T22:20:37.000Z
-                                 */
-                                updatedAt: string;
-                            }[];
-                            pagination: {
-                                total: number;
-                                limit: number;
-                                offset: number;
-                                /** @description offset + data.length < total */
-                                hasMore: boolean;
-                            };
-                        };
-                    };
-                };
-                /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
-                304: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
-                        ETag?: string;
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
-                400: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "bad_request";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
-                401: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "unauthorized";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `forbidden`: Developer API access is not active on the key's account (no plan, or a lapsed one). `insufficient_scope`: The key is valid but lacks the scope this endpoint needs. */
-                403: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "forbidden" | "insufficient_scope";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `rate_limited`: Over the per-minute burst limit; retry after Retry-After seconds. `quota_exceeded`: The monthly quota is used up; it resets at X-RateLimit-Reset. */
-                429: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Whole seconds to wait before retrying, at least 1. */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "rate_limited" | "quota_exceeded";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `server_error`: An unexpected error; the request was not counted. */
-                500: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "server_error";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
-                503: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Whole seconds to wait before retrying, at least 1. */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "service_unavailable";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["offers"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2495,224 +235,7 @@ export interface paths {
          * The key owner's transactions, as buyer or seller
          * @description Ascending `id`. `role` tells the key owner's side; nothing identifies the counterparty.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Page size, 1..100 (decimal digits only). */
-                    limit?: number;
-                    /** @description Rows to skip, 0..1000000000 (decimal digits only). Past the end: an empty page. */
-                    offset?: number;
-                };
-                header?: {
-                    /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
-                    "if-none-match"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Success */
-                200: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
-                        ETag?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                id: number;
-                                listingId: number;
-                                /** @description US dollars */
-                                amount: number;
-                                /** @description US dollars */
-                                platformFee: number;
-                                /** @enum {string} */
-                                status: "PAID" | "SHIPPED" | "DELIVERED" | "COMPLETED" | "CANCELLED" | "REFUNDED";
-                                trackingNumber: string;
-                                shippingCarrier: string;
-                                /**
-                                 * Format: date-time
-                                 * @description UTC, ISO 8601 with milliseconds
-                                 * @example 2026-11-20T22:20:37.000Z
-                                 */
-                                estimatedDelivery: string;
-                                actualDelivery: string | null;
-                                /**
-                                 * Format: date-time
-                                 * @description UTC, ISO 8601 with milliseconds
-                                 * @example 2026-11-20T22:20:37.000Z
-                                 */
-                                createdAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @description UTC, ISO 8601 with milliseconds
-                                 * @example 2026-11-20T22:20:37.000Z
-                                 */
-                                updatedAt: string;
-                                /** @description The key owner's side */
-                                role: "buyer" | "seller";
-                            }[];
-                            pagination: {
-                                total: number;
-                                limit: number;
-                                offset: number;
-                                /** @description offset + data.length < total */
-                                hasMore: boolean;
-                            };
-                        };
-                    };
-                };
-                /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
-                304: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
-                        ETag?: string;
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
-                400: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "bad_request";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
-                401: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "unauthorized";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `forbidden`: Developer API access is not active on the key's account (no plan, or a lapsed one). `insufficient_scope`: The key is valid but lacks the scope this endpoint needs. */
-                403: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "forbidden" | "insufficient_scope";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `rate_limited`: Over the per-minute burst limit; retry after Retry-After seconds. `quota_exceeded`: The monthly quota is used up; it resets at X-RateLimit-Reset. */
-                429: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Monthly quota of the account (requests). */
-                        "X-RateLimit-Limit"?: number;
-                        /** @description Requests left this month, after this one. */
-                        "X-RateLimit-Remaining"?: number;
-                        /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
-                        "X-RateLimit-Reset"?: number;
-                        /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
-                        "RateLimit-Policy"?: string;
-                        /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
-                        RateLimit?: string;
-                        /** @description Whole seconds to wait before retrying, at least 1. */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "rate_limited" | "quota_exceeded";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `server_error`: An unexpected error; the request was not counted. */
-                500: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "server_error";
-                            message: string;
-                        };
-                    };
-                };
-                /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
-                503: {
-                    headers: {
-                        /** @description Identifier of this request, for support. */
-                        "X-Request-Id"?: string;
-                        /** @description Always `private, no-store`. */
-                        "Cache-Control"?: string;
-                        /** @description Whole seconds to wait before retrying, at least 1. */
-                        "Retry-After"?: number;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: "service_unavailable";
-                            message: string;
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["transactions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2732,4 +255,2547 @@ export interface components {
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    me: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        plan: "enthusiast" | "addon";
+                        /** @description Scopes granted to the presented key */
+                        scopes: string[];
+                        limits: {
+                            monthly: number;
+                            perMinute: number;
+                        };
+                        usage: {
+                            /** @description Current UTC month, YYYY-MM */
+                            period: string;
+                            used: number;
+                            /** @description limits.monthly - used, never below 0 */
+                            remaining: number;
+                        };
+                        availableScopes: string[];
+                    };
+                };
+            };
+            /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit. */
+            304: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+            400: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "bad_request";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
+            401: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: Developer API access is not active on the key's account (no plan, or a lapsed one). */
+            403: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "forbidden";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: Over the per-minute burst limit; retry after Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Whole seconds to wait before retrying, at least 1. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "rate_limited";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `server_error`: An unexpected error; the request was not counted. */
+            500: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "server_error";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Whole seconds to wait before retrying, at least 1. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "service_unavailable";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    catalogue: {
+        parameters: {
+            query?: {
+                /** @description Split on white space; an item matches when its name contains every term, ignoring case and accents. %, _ and \ are literal. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
+                search?: string;
+                /** @description Case-insensitive equality with the platform. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
+                platform?: string;
+                /** @description Case-insensitive equality with the category. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
+                category?: string;
+                /** @description 6..14 ASCII digits, exact equality with the UPC of the latest price record. */
+                upc?: string;
+                /** @description Page size, 1..100 (decimal digits only). */
+                limit?: number;
+                /** @description Rows to skip, 0..1000000000 (decimal digits only). Past the end: an empty page. */
+                offset?: number;
+            };
+            header?: {
+                /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            masterItemId: number;
+                            name: string;
+                            slug: string;
+                            /** @example game */
+                            category: string;
+                            platform: string;
+                            subCategory: string | null;
+                            modelNumber: string | null;
+                            releaseYear: number | null;
+                            region: string | null;
+                            format: string | null;
+                            developer: string | null;
+                            publisher: string | null;
+                            genre: string | null;
+                            manufacturer: string | null;
+                            description: string | null;
+                            imageUrl: string | null;
+                        }[];
+                        pagination: {
+                            total: number;
+                            limit: number;
+                            offset: number;
+                            /** @description offset + data.length < total */
+                            hasMore: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
+            304: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+            400: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "bad_request";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
+            401: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: Developer API access is not active on the key's account (no plan, or a lapsed one). `insufficient_scope`: The key is valid but lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: "forbidden" | "insufficient_scope";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: Over the per-minute burst limit; retry after Retry-After seconds. `quota_exceeded`: The monthly quota is used up; it resets at X-RateLimit-Reset. */
+            429: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Whole seconds to wait before retrying, at least 1. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: "rate_limited" | "quota_exceeded";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `server_error`: An unexpected error; the request was not counted. */
+            500: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "server_error";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Whole seconds to wait before retrying, at least 1. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "service_unavailable";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    catalogueItem: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description masterItemId: decimal digits only, 1..9007199254740991 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            masterItemId: number;
+                            name: string;
+                            slug: string;
+                            /** @example game */
+                            category: string;
+                            platform: string;
+                            subCategory: string | null;
+                            modelNumber: string | null;
+                            releaseYear: number | null;
+                            region: string | null;
+                            format: string | null;
+                            developer: string | null;
+                            publisher: string | null;
+                            genre: string | null;
+                            manufacturer: string | null;
+                            description: string | null;
+                            imageUrl: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
+            304: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+            400: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "bad_request";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
+            401: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: Developer API access is not active on the key's account (no plan, or a lapsed one). `insufficient_scope`: The key is valid but lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: "forbidden" | "insufficient_scope";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `not_found`: No such item, or no such route. */
+            404: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "not_found";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: Over the per-minute burst limit; retry after Retry-After seconds. `quota_exceeded`: The monthly quota is used up; it resets at X-RateLimit-Reset. */
+            429: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Whole seconds to wait before retrying, at least 1. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: "rate_limited" | "quota_exceeded";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `server_error`: An unexpected error; the request was not counted. */
+            500: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "server_error";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Whole seconds to wait before retrying, at least 1. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "service_unavailable";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    prices: {
+        parameters: {
+            query?: {
+                /** @description Split on white space; an item matches when its name contains every term, ignoring case and accents. %, _ and \ are literal. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
+                search?: string;
+                /** @description Case-insensitive equality with the platform. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
+                platform?: string;
+                /** @description 6..14 ASCII digits, exact equality with the UPC of the latest price record. */
+                upc?: string;
+                /** @description Page size, 1..100 (decimal digits only). */
+                limit?: number;
+                /** @description Rows to skip, 0..1000000000 (decimal digits only). Past the end: an empty page. */
+                offset?: number;
+            };
+            header?: {
+                /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            masterItemId: number;
+                            name: string;
+                            slug: string;
+                            platform: string;
+                            category: string;
+                            /** @description Barcode digits */
+                            upc: string;
+                            loose: number | null;
+                            cib: number | null;
+                            new: number | null;
+                            boxOnly: number | null;
+                            manualOnly: number | null;
+                            /**
+                             * Format: date-time
+                             * @description UTC, ISO 8601 with milliseconds
+                             * @example 2026-11-20T22:20:37.000Z
+                             */
+                            scrapeDate: string;
+                        }[];
+                        pagination: {
+                            total: number;
+                            limit: number;
+                            offset: number;
+                            /** @description offset + data.length < total */
+                            hasMore: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
+            304: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+            400: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "bad_request";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
+            401: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: Developer API access is not active on the key's account (no plan, or a lapsed one). `insufficient_scope`: The key is valid but lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: "forbidden" | "insufficient_scope";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: Over the per-minute burst limit; retry after Retry-After seconds. `quota_exceeded`: The monthly quota is used up; it resets at X-RateLimit-Reset. */
+            429: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Whole seconds to wait before retrying, at least 1. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: "rate_limited" | "quota_exceeded";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `server_error`: An unexpected error; the request was not counted. */
+            500: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "server_error";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Whole seconds to wait before retrying, at least 1. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "service_unavailable";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    exportPrices: {
+        parameters: {
+            query?: {
+                /** @description Split on white space; an item matches when its name contains every term, ignoring case and accents. %, _ and \ are literal. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
+                search?: string;
+                /** @description Case-insensitive equality with the platform. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
+                platform?: string;
+                /** @description 6..14 ASCII digits, exact equality with the UPC of the latest price record. */
+                upc?: string;
+            };
+            header?: {
+                /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
+            304: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+            400: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "bad_request";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
+            401: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: Developer API access is not active on the key's account (no plan, or a lapsed one). `insufficient_scope`: The key is valid but lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: "forbidden" | "insufficient_scope";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: Over the per-minute burst limit; retry after Retry-After seconds. `quota_exceeded`: The monthly quota is used up; it resets at X-RateLimit-Reset. */
+            429: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Whole seconds to wait before retrying, at least 1. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: "rate_limited" | "quota_exceeded";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `server_error`: An unexpected error; the request was not counted. */
+            500: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "server_error";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Whole seconds to wait before retrying, at least 1. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "service_unavailable";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    price: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description masterItemId: decimal digits only, 1..9007199254740991 */
+                masterItemId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            masterItemId: number;
+                            name: string;
+                            slug: string;
+                            platform: string;
+                            category: string;
+                            /** @description Barcode digits */
+                            upc: string;
+                            loose: number | null;
+                            cib: number | null;
+                            new: number | null;
+                            boxOnly: number | null;
+                            manualOnly: number | null;
+                            /**
+                             * Format: date-time
+                             * @description UTC, ISO 8601 with milliseconds
+                             * @example 2026-11-20T22:20:37.000Z
+                             */
+                            scrapeDate: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
+            304: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+            400: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "bad_request";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
+            401: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: Developer API access is not active on the key's account (no plan, or a lapsed one). `insufficient_scope`: The key is valid but lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: "forbidden" | "insufficient_scope";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `not_found`: No such item, or no such route. */
+            404: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "not_found";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: Over the per-minute burst limit; retry after Retry-After seconds. `quota_exceeded`: The monthly quota is used up; it resets at X-RateLimit-Reset. */
+            429: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Whole seconds to wait before retrying, at least 1. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: "rate_limited" | "quota_exceeded";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `server_error`: An unexpected error; the request was not counted. */
+            500: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "server_error";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Whole seconds to wait before retrying, at least 1. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "service_unavailable";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    collection: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1..100 (decimal digits only). */
+                limit?: number;
+                /** @description Rows to skip, 0..1000000000 (decimal digits only). Past the end: an empty page. */
+                offset?: number;
+            };
+            header?: {
+                /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: number;
+                            masterItemId: number;
+                            name: string;
+                            category: string;
+                            /** @enum {string} */
+                            condition: "LOOSE" | "CIB" | "NEW" | "BOX_ONLY" | "MANUAL_ONLY";
+                            /** @enum {string} */
+                            status: "OWNED" | "WISHLIST" | "SOLD";
+                            platform: string;
+                            releaseYear: number | null;
+                            /** @description Current price at the item's condition in US dollars; 0 where unknown */
+                            estimatedValue: number;
+                            /** @description US dollars */
+                            purchasePrice: number;
+                            /**
+                             * Format: date-time
+                             * @description UTC, ISO 8601 with milliseconds
+                             * @example 2026-11-20T22:20:37.000Z
+                             */
+                            acquiredAt: string;
+                            /** @description User-defined label */
+                            location: string;
+                            isFavorite: boolean;
+                            /**
+                             * Format: date-time
+                             * @description UTC, ISO 8601 with milliseconds
+                             * @example 2026-11-20T22:20:37.000Z
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description UTC, ISO 8601 with milliseconds
+                             * @example 2026-11-20T22:20:37.000Z
+                             */
+                            updatedAt: string;
+                        }[];
+                        pagination: {
+                            total: number;
+                            limit: number;
+                            offset: number;
+                            /** @description offset + data.length < total */
+                            hasMore: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
+            304: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+            400: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "bad_request";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
+            401: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: Developer API access is not active on the key's account (no plan, or a lapsed one). `insufficient_scope`: The key is valid but lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: "forbidden" | "insufficient_scope";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: Over the per-minute burst limit; retry after Retry-After seconds. `quota_exceeded`: The monthly quota is used up; it resets at X-RateLimit-Reset. */
+            429: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Whole seconds to wait before retrying, at least 1. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: "rate_limited" | "quota_exceeded";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `server_error`: An unexpected error; the request was not counted. */
+            500: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "server_error";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Whole seconds to wait before retrying, at least 1. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "service_unavailable";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    collectionValue: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description Count of OWNED items */
+                            ownedItems: number;
+                            /** @description Sum of their estimated values in US dollars, rounded to cents */
+                            estimatedValue: number;
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
+            304: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+            400: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "bad_request";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
+            401: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: Developer API access is not active on the key's account (no plan, or a lapsed one). `insufficient_scope`: The key is valid but lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: "forbidden" | "insufficient_scope";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: Over the per-minute burst limit; retry after Retry-After seconds. `quota_exceeded`: The monthly quota is used up; it resets at X-RateLimit-Reset. */
+            429: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Whole seconds to wait before retrying, at least 1. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: "rate_limited" | "quota_exceeded";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `server_error`: An unexpected error; the request was not counted. */
+            500: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "server_error";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Whole seconds to wait before retrying, at least 1. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "service_unavailable";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    collectionItem: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
+                "if-none-match"?: string;
+            };
+            path: {
+                /** @description Collection item id: decimal digits only, 1..9007199254740991 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: number;
+                            masterItemId: number;
+                            name: string;
+                            category: string;
+                            /** @enum {string} */
+                            condition: "LOOSE" | "CIB" | "NEW" | "BOX_ONLY" | "MANUAL_ONLY";
+                            /** @enum {string} */
+                            status: "OWNED" | "WISHLIST" | "SOLD";
+                            platform: string;
+                            releaseYear: number | null;
+                            /** @description Current price at the item's condition in US dollars; 0 where unknown */
+                            estimatedValue: number;
+                            /** @description US dollars */
+                            purchasePrice: number;
+                            /**
+                             * Format: date-time
+                             * @description UTC, ISO 8601 with milliseconds
+                             * @example 2026-11-20T22:20:37.000Z
+                             */
+                            acquiredAt: string;
+                            /** @description User-defined label */
+                            location: string;
+                            isFavorite: boolean;
+                            /**
+                             * Format: date-time
+                             * @description UTC, ISO 8601 with milliseconds
+                             * @example 2026-11-20T22:20:37.000Z
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description UTC, ISO 8601 with milliseconds
+                             * @example 2026-11-20T22:20:37.000Z
+                             */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
+            304: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+            400: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "bad_request";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
+            401: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: Developer API access is not active on the key's account (no plan, or a lapsed one). `insufficient_scope`: The key is valid but lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: "forbidden" | "insufficient_scope";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `not_found`: No such item, or no such route. */
+            404: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "not_found";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: Over the per-minute burst limit; retry after Retry-After seconds. `quota_exceeded`: The monthly quota is used up; it resets at X-RateLimit-Reset. */
+            429: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Whole seconds to wait before retrying, at least 1. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: "rate_limited" | "quota_exceeded";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `server_error`: An unexpected error; the request was not counted. */
+            500: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "server_error";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Whole seconds to wait before retrying, at least 1. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "service_unavailable";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    listings: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1..100 (decimal digits only). */
+                limit?: number;
+                /** @description Rows to skip, 0..1000000000 (decimal digits only). Past the end: an empty page. */
+                offset?: number;
+            };
+            header?: {
+                /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: number;
+                            /** @description Public handle of the listing, `pub_<token>` */
+                            publicToken: string;
+                            masterItemId: number;
+                            title: string;
+                            category: string;
+                            /** @enum {string} */
+                            condition: "LOOSE" | "CIB" | "NEW" | "BOX_ONLY" | "MANUAL_ONLY";
+                            /** @enum {string} */
+                            status: "ACTIVE" | "RESERVED" | "SOLD" | "CANCELLED";
+                            /** @description US dollars */
+                            price: number;
+                            /**
+                             * @description Currency code
+                             * @example USD
+                             */
+                            currency: string;
+                            acceptsTrade: boolean;
+                            /** @description US dollars */
+                            shippingCost: number;
+                            /**
+                             * Format: date-time
+                             * @description UTC, ISO 8601 with milliseconds
+                             * @example 2026-11-20T22:20:37.000Z
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description UTC, ISO 8601 with milliseconds
+                             * @example 2026-11-20T22:20:37.000Z
+                             */
+                            updatedAt: string;
+                        }[];
+                        pagination: {
+                            total: number;
+                            limit: number;
+                            offset: number;
+                            /** @description offset + data.length < total */
+                            hasMore: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
+            304: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+            400: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "bad_request";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
+            401: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: Developer API access is not active on the key's account (no plan, or a lapsed one). `insufficient_scope`: The key is valid but lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: "forbidden" | "insufficient_scope";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: Over the per-minute burst limit; retry after Retry-After seconds. `quota_exceeded`: The monthly quota is used up; it resets at X-RateLimit-Reset. */
+            429: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Whole seconds to wait before retrying, at least 1. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: "rate_limited" | "quota_exceeded";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `server_error`: An unexpected error; the request was not counted. */
+            500: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "server_error";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Whole seconds to wait before retrying, at least 1. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "service_unavailable";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    offers: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1..100 (decimal digits only). */
+                limit?: number;
+                /** @description Rows to skip, 0..1000000000 (decimal digits only). Past the end: an empty page. */
+                offset?: number;
+            };
+            header?: {
+                /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: number;
+                            listingId: number;
+                            /** @description US dollars */
+                            amount: number;
+                            /** @description One of the offerer's collection items, or null */
+                            tradeItemId: number | null;
+                            /** @description Text written by the offerer */
+                            message: string;
+                            /** @enum {string} */
+                            status: "PENDING" | "ACCEPTED" | "DECLINED" | "WITHDRAWN" | "EXPIRED";
+                            /**
+                             * Format: date-time
+                             * @description UTC, ISO 8601 with milliseconds
+                             * @example 2026-11-20T22:20:37.000Z
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description UTC, ISO 8601 with milliseconds
+                             * @example 2026-11-20T22:20:37.000Z
+                             */
+                            updatedAt: string;
+                        }[];
+                        pagination: {
+                            total: number;
+                            limit: number;
+                            offset: number;
+                            /** @description offset + data.length < total */
+                            hasMore: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
+            304: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+            400: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "bad_request";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
+            401: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: Developer API access is not active on the key's account (no plan, or a lapsed one). `insufficient_scope`: The key is valid but lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: "forbidden" | "insufficient_scope";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: Over the per-minute burst limit; retry after Retry-After seconds. `quota_exceeded`: The monthly quota is used up; it resets at X-RateLimit-Reset. */
+            429: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Whole seconds to wait before retrying, at least 1. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: "rate_limited" | "quota_exceeded";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `server_error`: An unexpected error; the request was not counted. */
+            500: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "server_error";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Whole seconds to wait before retrying, at least 1. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "service_unavailable";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    transactions: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1..100 (decimal digits only). */
+                limit?: number;
+                /** @description Rows to skip, 0..1000000000 (decimal digits only). Past the end: an empty page. */
+                offset?: number;
+            };
+            header?: {
+                /** @description One or more entity tags from earlier answers (or `*`). When one names the current `ETag`, the answer is `304 Not Modified` with no body, and the quota count is given back. */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: number;
+                            listingId: number;
+                            /** @description US dollars */
+                            amount: number;
+                            /** @description US dollars */
+                            platformFee: number;
+                            /** @enum {string} */
+                            status: "PAID" | "SHIPPED" | "DELIVERED" | "COMPLETED" | "CANCELLED" | "REFUNDED";
+                            trackingNumber: string;
+                            shippingCarrier: string;
+                            /**
+                             * Format: date-time
+                             * @description UTC, ISO 8601 with milliseconds
+                             * @example 2026-11-20T22:20:37.000Z
+                             */
+                            estimatedDelivery: string;
+                            actualDelivery: string | null;
+                            /**
+                             * Format: date-time
+                             * @description UTC, ISO 8601 with milliseconds
+                             * @example 2026-11-20T22:20:37.000Z
+                             */
+                            createdAt: string;
+                            /**
+                             * Format: date-time
+                             * @description UTC, ISO 8601 with milliseconds
+                             * @example 2026-11-20T22:20:37.000Z
+                             */
+                            updatedAt: string;
+                            /** @description The key owner's side */
+                            role: "buyer" | "seller";
+                        }[];
+                        pagination: {
+                            total: number;
+                            limit: number;
+                            offset: number;
+                            /** @description offset + data.length < total */
+                            hasMore: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: `If-None-Match` named the current `ETag`. No body. Counts toward the burst limit but not against the monthly quota (the count is given back). */
+            304: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Strong entity tag of this answer. Send it back in `If-None-Match` to get `304 Not Modified` while the answer is unchanged. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+            400: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "bad_request";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
+            401: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "unauthorized";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `forbidden`: Developer API access is not active on the key's account (no plan, or a lapsed one). `insufficient_scope`: The key is valid but lacks the scope this endpoint needs. */
+            403: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: "forbidden" | "insufficient_scope";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `rate_limited`: Over the per-minute burst limit; retry after Retry-After seconds. `quota_exceeded`: The monthly quota is used up; it resets at X-RateLimit-Reset. */
+            429: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Monthly quota of the account (requests). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left this month, after this one. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the quota resets: 00:00:00.000 UTC on the 1st of next month. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description IETF draft field: `"burst";q=<perMinute>;w=60, "quota";q=<monthly>;w=<seconds of this month>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft field: `"burst";r=<left in the window>;t=<seconds until a slot frees>, "quota";r=<remaining>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    /** @description Whole seconds to wait before retrying, at least 1. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: "rate_limited" | "quota_exceeded";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `server_error`: An unexpected error; the request was not counted. */
+            500: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "server_error";
+                        message: string;
+                    };
+                };
+            };
+            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Identifier of this request, for support. */
+                    "X-Request-Id"?: string;
+                    /** @description Always `private, no-store`. */
+                    "Cache-Control"?: string;
+                    /** @description Whole seconds to wait before retrying, at least 1. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "service_unavailable";
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+}

@@ -28,6 +28,7 @@ export function registerCatalogueRoutes(app: App, deps: RouteDeps): void {
   const items = new ItemAnswers(deps.queries.catalogueItem);
   defineRoute(app, {
     path: '/catalogue',
+    operationId: 'catalogue',
     tag: 'Catalogue',
     summary: 'List published catalogue items',
     description: 'Published items in ascending `masterItemId`, filtered by every filter given.',
@@ -39,6 +40,7 @@ export function registerCatalogueRoutes(app: App, deps: RouteDeps): void {
 
   defineRoute(app, {
     path: '/catalogue/:id',
+    operationId: 'catalogueItem',
     tag: 'Catalogue',
     summary: 'One published catalogue item',
     description: '`404 not_found` when no published item has this id.',

@@ -12,6 +12,7 @@ import { ownerList } from './list-handlers.js';
 export function registerCollectionRoutes(app: App, deps: RouteDeps): void {
   defineRoute(app, {
     path: '/collection',
+    operationId: 'collection',
     tag: 'Collection',
     summary: "The key owner's collection",
     description: 'Ascending `id`.',
@@ -23,6 +24,7 @@ export function registerCollectionRoutes(app: App, deps: RouteDeps): void {
 
   defineRoute(app, {
     path: '/collection/value',
+    operationId: 'collectionValue',
     tag: 'Collection',
     summary: 'Value of the owned items',
     description: 'Count and summed estimated value of the items in the `OWNED` state.',
@@ -36,6 +38,7 @@ export function registerCollectionRoutes(app: App, deps: RouteDeps): void {
 
   defineRoute(app, {
     path: '/collection/:id',
+    operationId: 'collectionItem',
     tag: 'Collection',
     summary: 'One collection item',
     description: "`404 not_found` when it does not exist or is not the key owner's.",

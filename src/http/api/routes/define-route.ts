@@ -22,6 +22,11 @@ export type SerializedBody = string & { readonly serializedBody: true };
 export interface RouteSpec<Q extends TObject, P extends TObject, R extends TSchema> {
   /** The scope it needs comes from the scope table (domain/scopes.ts), which must list the path. */
   path: Endpoint;
+  /**
+   * The OpenAPI `operationId`: generators name methods after it, so it is named after the endpoint, the
+   * name the clients use (`catalogueItem` is the Python client's `catalogue_item()`), and never changes.
+   */
+  operationId: string;
   summary: string;
   description: string;
   tag: string;
@@ -58,6 +63,7 @@ export function defineRoute<Q extends TObject, P extends TObject, R extends TSch
     attachValidation: true,
     config: { meta: { scope, quota: spec.quota } },
     schema: {
+      operationId: spec.operationId,
       summary: spec.summary,
       description: spec.description,
       tags: [spec.tag],

@@ -10,6 +10,7 @@ import { ownerList } from './list-handlers.js';
 export function registerMarketplaceRoutes(app: App, deps: RouteDeps): void {
   defineRoute(app, {
     path: '/listings',
+    operationId: 'listings',
     tag: 'Marketplace',
     summary: "The key owner's listings",
     description: 'Ascending `id`.',
@@ -21,6 +22,7 @@ export function registerMarketplaceRoutes(app: App, deps: RouteDeps): void {
 
   defineRoute(app, {
     path: '/offers',
+    operationId: 'offers',
     tag: 'Marketplace',
     summary: 'Offers made by the key owner',
     description: 'Ascending `id`.',
@@ -32,6 +34,7 @@ export function registerMarketplaceRoutes(app: App, deps: RouteDeps): void {
 
   defineRoute(app, {
     path: '/transactions',
+    operationId: 'transactions',
     tag: 'Transactions',
     summary: "The key owner's transactions, as buyer or seller",
     description: 'Ascending `id`. `role` tells the key owner\'s side; nothing identifies the counterparty.',

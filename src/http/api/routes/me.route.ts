@@ -29,6 +29,7 @@ export type MeResponse = Static<typeof MeResponseSchema>;
 export function registerMeRoute(app: App, deps: RouteDeps): void {
   defineRoute(app, {
     path: '/me',
+    operationId: 'me',
     tag: 'Account',
     summary: 'The key, its plan and its usage',
     description:

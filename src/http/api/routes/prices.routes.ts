@@ -29,6 +29,7 @@ export function registerPriceRoutes(app: App, deps: RouteDeps): void {
   const prices = new ItemAnswers(deps.queries.price);
   defineRoute(app, {
     path: '/prices',
+    operationId: 'prices',
     tag: 'Prices',
     summary: 'List current prices',
     description:
@@ -42,6 +43,7 @@ export function registerPriceRoutes(app: App, deps: RouteDeps): void {
 
   defineRoute(app, {
     path: '/prices/export.csv',
+    operationId: 'exportPrices',
     tag: 'Prices',
     summary: 'Export current prices as CSV',
     description:
@@ -92,6 +94,7 @@ export function registerPriceRoutes(app: App, deps: RouteDeps): void {
 
   defineRoute(app, {
     path: '/prices/:masterItemId',
+    operationId: 'price',
     tag: 'Prices',
     summary: 'Current price of one item',
     description: '`404 not_found` when the item is not published or has no price record.',
