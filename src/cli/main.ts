@@ -22,6 +22,7 @@ import { keysUsageCommand } from './commands/keys/usage.js';
 import { loadCommand } from './commands/load.js';
 import { meterUpgradeKeysCommand } from './commands/meter-upgrade-keys.js';
 import { migrateCommand } from './commands/migrate.js';
+import { noticesCommand } from './commands/notices.js';
 import { openapiCommand } from './commands/openapi.js';
 import { seedCommand } from './commands/seed.js';
 import { serveCommand } from './commands/serve.js';
@@ -57,6 +58,7 @@ function program(): Command {
       .addCommand(keysRevokeCommand())
       .addCommand(keysUsageCommand()),
   );
+  root.addCommand(noticesCommand());
   root.addCommand(new Command('meter').description("the Redis meter's keys").addCommand(meterUpgradeKeysCommand()));
   root.addCommand(new Command('import').description('import data files').addCommand(importPricesCommand()));
   root.addCommand(openapiCommand());

@@ -57,6 +57,16 @@ const QUOTE = 0x22;
 const COMMA = 0x2c;
 const LF = 0x0a;
 const CR = 0x0d;
+/**
+ * A cell of a CSV meant for a person's spreadsheet (the settings screen's downloads), not for the API's
+ * export: text an owner or a client chose (a key's name, a path) that starts like a formula is prefixed
+ * with `'`, so that a spreadsheet shows it instead of evaluating it (OWASP, "CSV Injection").
+ */
+export function spreadsheetText(value: string | null): string | null {
+  if (value === null) return null;
+  return /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+}
+
 const BOM = 0xfeff;
 
 const FIELD_START = 0;

@@ -233,6 +233,21 @@ export interface SecurityEventsTable {
   detail: string | null;
 }
 
+/** Reminders for the platform to send (migration 0012, src/services/notices.service.ts). */
+export interface NoticesTable {
+  id: Generated<number>;
+  /** What the notice is about, unique: `key_expiring_7d:42:2027-01-31T23:59:59.999Z`, `quota_80:7:2027-01`. */
+  subject: string;
+  kind: string;
+  account_id: number;
+  key_id: number | null;
+  /** When the thing happens or happened: the expiry, or when the share of the quota was seen. */
+  at: string;
+  detail: string;
+  created_at: string;
+  acked_at: string | null;
+}
+
 /** Requests of one key per UTC day and outcome (src/metering/usage-stats.ts). */
 export interface KeyOutcomesDailyTable {
   key_id: number;
@@ -282,6 +297,7 @@ export interface Database {
   settings_reveals: SettingsRevealsTable;
   settings_form_uses: SettingsFormUsesTable;
   security_events: SecurityEventsTable;
+  notices: NoticesTable;
   key_outcomes_daily: KeyOutcomesDailyTable;
   key_rejections: KeyRejectionsTable;
   key_last_use: KeyLastUseTable;

@@ -40,6 +40,7 @@ describe('--help on every command and subcommand', () => {
     { path: ['keys', 'usage'], json: true },
     { path: ['import'], json: false },
     { path: ['import', 'prices'], json: true },
+    { path: ['notices'], json: true },
     { path: ['meter'], json: false },
     { path: ['meter', 'upgrade-keys'], json: true },
     { path: ['openapi'], json: false },

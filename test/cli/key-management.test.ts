@@ -179,4 +179,20 @@ describe('accounts log', () => {
     assertRefused(await runCli(['accounts', 'log', '999'], env), /account 999 does not exist/);
     assertRefused(await runCli(['accounts', 'log', String(account), '--page', '0'], env), /--page/);
   });
+
+  it('--kind and --key narrow the log, with the screen\'s rules: an unknown kind or another account\'s key is refused', async () => {
+    const key = await createKey('filtered');
+    await runCli(['keys', 'rename', String(key.id), 'filtered 2'], env);
+    const ofKey = parseJsonOutput(await runCli(['accounts', 'log', String(account), '--key', String(key.id), '--json'], env)) as Log;
+    assert.deepEqual(ofKey.events.map((e) => e.kind), ['key_renamed', 'key_created']);
+    assert.ok(ofKey.events.every((e) => e.key?.id === key.id));
+    const renames = parseJsonOutput(await runCli(['accounts', 'log', String(account), '--kind', 'key_renamed', '--json'], env)) as Log;
+    assert.ok(renames.total >= 1 && renames.events.every((e) => e.kind === 'key_renamed'));
+    const none = await runCli(['accounts', 'log', String(account), '--kind', 'signed_out'], env);
+    assert.match(none.stdout, /no security events matching the filter in the last 90 days/);
+    assertRefused(await runCli(['accounts', 'log', String(account), '--kind', 'key_deleted'], env), /unknown kind of event "key_deleted": one of key_created/);
+    const other = parseJsonOutput(await runCli(['accounts', 'create', '--email', 'other-log@example.com', '--plan', 'enthusiast', '--json'], env)) as { id: number };
+    assertRefused(await runCli(['accounts', 'log', String(other.id), '--key', String(key.id)], env), new RegExp(`key ${key.id} does not exist`));
+    assertRefused(await runCli(['accounts', 'log', String(account), '--key', 'x'], env), /--key/);
+  });
 });

@@ -1,4 +1,6 @@
 /** Every URL of the settings screen, in one place: routes register them, views link to them. */
+import type { SecurityLogFilter } from '../../services/security-log.js';
+
 export const SETTINGS_PREFIX = '/settings';
 export const paths = {
   signIn: '/settings/sign-in',
@@ -13,7 +15,18 @@ export const paths = {
   rollKey: (id: number) => `/settings/developer-api/keys/${id}/roll`,
   revokeKey: (id: number) => `/settings/developer-api/keys/${id}/revoke`,
   securityLog: '/settings/developer-api/security-log',
+  securityLogCsv: '/settings/developer-api/security-log.csv',
   stylesheet: '/settings/assets/settings.css',
   script: '/settings/assets/settings.js',
   favicon: '/settings/assets/favicon.svg',
 } as const;
+
+/** The security log's page or download (`base`) for a filter and a page, as the views link to them. */
+export function securityLogHref(base: string, filter: SecurityLogFilter, page = 1): string {
+  const params = new URLSearchParams();
+  if (filter.kind !== undefined) params.set('kind', filter.kind);
+  if (filter.keyId !== undefined) params.set('key', String(filter.keyId));
+  if (page > 1) params.set('page', String(page));
+  const query = params.toString();
+  return query === '' ? base : `${base}?${query}`;
+}

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { accountById } from '../../../services/accounts.service.js';
-import { listSecurityEvents, SECURITY_LOG_PAGE_SIZE } from '../../../services/security-log.js';
+import { listSecurityEvents, SECURITY_EVENT_KINDS, SECURITY_LOG_PAGE_SIZE, securityLogFilter } from '../../../services/security-log.js';
 import { positiveInt, print, printJson, withStore } from '../../context.js';
 import { table } from '../../table.js';
 
@@ -22,15 +22,20 @@ export function accountsLogCommand(): Command {
     )
     .argument('<id>', 'account id')
     .option('--page <n>', `page, ${SECURITY_LOG_PAGE_SIZE} events each`, '1')
+    .option('--kind <kind>', `only this kind of event: ${SECURITY_EVENT_KINDS.join(', ')}`)
+    .option('--key <id>', "only the events of this key (one of the account's)")
     .option('--json', 'print { events: [{ id, at, kind, actor, address, key: { id, name, hint } | null, detail }], total, page, pageSize } as JSON')
-    .action(async (id: string, options: { page: string; json?: boolean }) => {
+    .action(async (id: string, options: { page: string; kind?: string; key?: string; json?: boolean }) => {
       const accountId = positiveInt('account id', id);
       const page = positiveInt('--page', options.page);
+      const keyId = options.key === undefined ? undefined : positiveInt('--key', options.key);
       await withStore(async ({ store, now }) => {
         await accountById(store.db, accountId);
-        const log = await listSecurityEvents(store, accountId, { page, now });
+        const filter = await securityLogFilter(store, accountId, { kind: options.kind, keyId });
+        const log = await listSecurityEvents(store, accountId, { page, now, filter });
         if (options.json) return printJson(log);
-        if (log.total === 0) return print(`Account ${accountId} has no security events in the last 90 days.`);
+        const filtered = filter.kind !== undefined || filter.keyId !== undefined;
+        if (log.total === 0) return print(`Account ${accountId} has no security events${filtered ? ' matching the filter' : ''} in the last 90 days.`);
         const pages = Math.max(1, Math.ceil(log.total / log.pageSize));
         if (log.events.length > 0) {
           print(

@@ -1,6 +1,6 @@
 /** Security log: who changed what, when, from where; 90 days, newest first, paged. */
-import type { SecurityEvent, SecurityEventKind } from '../../../services/security-log.js';
-import { paths } from '../paths.js';
+import { SECURITY_EVENT_KINDS, type SecurityEvent, type SecurityEventKey, type SecurityEventKind, type SecurityLogFilter } from '../../../services/security-log.js';
+import { paths, securityLogHref } from '../paths.js';
 import { Time } from './components.js';
 import { Layout, type SignedInShell } from './layout.js';
 
@@ -21,20 +21,73 @@ export interface SecurityLogData {
   page: number;
   pages: number;
   total: number;
+  filter: SecurityLogFilter;
+  /** The keys the log names, for the key filter. */
+  keys: readonly SecurityEventKey[];
+}
+
+/** The filter form: a plain GET form, so it works without JavaScript and its URL can be bookmarked. */
+function FilterForm({ data }: { data: SecurityLogData }) {
+  return (
+    <form method="get" action={paths.securityLog} class="filters" aria-label="Filter the security log">
+      <div class="field">
+        <label for="kind">Event</label>
+        <select id="kind" name="kind">
+          <option value="" selected={data.filter.kind === undefined}>
+            All events
+          </option>
+          {SECURITY_EVENT_KINDS.map((kind) => (
+            <option value={kind} selected={data.filter.kind === kind}>
+              {KIND_LABELS[kind]}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div class="field">
+        <label for="key">Key</label>
+        <select id="key" name="key">
+          <option value="" selected={data.filter.keyId === undefined}>
+            All keys
+          </option>
+          {data.keys.map((k) => (
+            <option value={String(k.id)} selected={data.filter.keyId === k.id}>
+              {k.name} ({k.hint})
+            </option>
+          ))}
+        </select>
+      </div>
+      <div class="actions">
+        <button type="submit" class="button-secondary">
+          Filter
+        </button>
+        <a href={securityLogHref(paths.securityLogCsv, data.filter)} download>
+          Download CSV
+        </a>
+      </div>
+    </form>
+  );
 }
 
 export function SecurityLogPage({ shell, data }: { shell: SignedInShell; data: SecurityLogData }) {
+  const filtered = data.filter.kind !== undefined || data.filter.keyId !== undefined;
   return (
     <Layout title="Security log" shell={shell}>
       <h1>Security log</h1>
       <p class="muted">Changes to your keys and plan, and sign-ins, over the last 90 days. Newest first.</p>
+      <FilterForm data={data} />
       {data.events.length === 0 ? (
-        <p>Nothing happened in the last 90 days.</p>
+        filtered ? (
+          <p>
+            No event matches this filter in the last 90 days. <a href={paths.securityLog}>Show every event</a>
+          </p>
+        ) : (
+          <p>Nothing happened in the last 90 days.</p>
+        )
       ) : (
         <div class="card table-scroll">
           <table>
             <caption class="visually-hidden">
-              Security events, page {data.page} of {data.pages}
+              Security events, page {data.page} of {data.pages}, {data.total} in all
             </caption>
             <thead>
               <tr>
@@ -76,11 +129,11 @@ export function SecurityLogPage({ shell, data }: { shell: SignedInShell; data: S
       )}
       {data.pages > 1 ? (
         <nav class="pager" aria-label="Pages of the security log">
-          {data.page > 1 ? <a href={`${paths.securityLog}?page=${data.page - 1}`}>← Newer</a> : <span />}
+          {data.page > 1 ? <a href={securityLogHref(paths.securityLog, data.filter, data.page - 1)}>← Newer</a> : <span />}
           <span class="muted">
             Page {data.page} of {data.pages}
           </span>
-          {data.page < data.pages ? <a href={`${paths.securityLog}?page=${data.page + 1}`}>Older →</a> : <span />}
+          {data.page < data.pages ? <a href={securityLogHref(paths.securityLog, data.filter, data.page + 1)}>Older →</a> : <span />}
         </nav>
       ) : null}
     </Layout>
