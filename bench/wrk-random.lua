@@ -1,5 +1,6 @@
 -- Random ids and random keys for wrk: paths come from PATHS or PATHS_FILE (with {id} replaced by 1..IDS), keys from
--- KEYS_FILE, one per line. Prints a JSON summary on stdout when done.
+-- KEYS_FILE, one per line. HOT_SHARE (0 to 1, default 0) sends that share of the requests with the file's first key: one
+-- account sending a tenth of all traffic (HOT_SHARE=0.1), the rest spread over the others. Prints a JSON summary on stdout when done.
 local paths, keys = {}, {}
 local ids = tonumber(os.getenv("IDS") or "1000000")
 -- PATHS_FILE (one path a line) holds lists too long for an environment variable (data-drawn searches).
@@ -11,6 +12,8 @@ else
 end
 local keys_file = os.getenv("KEYS_FILE")
 if keys_file then for line in io.lines(keys_file) do if #line > 0 then table.insert(keys, line) end end end
+
+local hot_share = tonumber(os.getenv("HOT_SHARE") or "0")
 
 local thread_counter = 0
 function setup(thread)
@@ -26,7 +29,10 @@ request = function()
   local path = paths[math.random(#paths)]
   path = string.gsub(path, "{id}", tostring(math.random(ids)))
   local headers = {}
-  if #keys > 0 then headers["X-API-Key"] = keys[math.random(#keys)] end
+  if #keys > 0 then
+    if hot_share > 0 and math.random() < hot_share then headers["X-API-Key"] = keys[1]
+    else headers["X-API-Key"] = keys[math.random(#keys)] end
+  end
   return wrk.format("GET", path, headers)
 end
 
