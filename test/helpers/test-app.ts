@@ -9,7 +9,6 @@
  * that cluster instead.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { after } from 'node:test';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LightMyRequestResponse } from 'fastify';
@@ -77,19 +76,29 @@ export function testRedisPrefix(label: string): string {
   return `shelfapi_test:${RUN}:${label}:${randomUUID()}:`;
 }
 
-// A root hook: runs once, after every test of the file that imported this helper, passed or failed.
-after(async () => {
-  if (testDatabase !== null) {
-    await testDatabase.catch(() => undefined);
-    const admin = new pg.Client({ connectionString: TEST_POSTGRES_URL });
-    await admin.connect();
-    // FORCE: a server a failed test left running must not keep the database alive.
-    await admin.query(`drop database if exists ${TEST_DATABASE} with (force)`);
-    await admin.end();
+/**
+ * Drops this file's database and deletes its Redis keys once everything else in the process is done:
+ * every test, and every `after` hook of the file, which may still close stores and servers using them
+ * (node:test runs the file's top-level hooks in the order they were registered, the helper's first).
+ * A failure to clean up fails the file.
+ */
+async function cleanUpRun(): Promise<void> {
+  try {
+    if (testDatabase !== null && (await testDatabase.then(() => true, () => false))) {
+      const admin = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+      await admin.connect();
+      // FORCE: a server a failed test left running must not keep the database alive.
+      await admin.query(`drop database if exists ${TEST_DATABASE} with (force)`);
+      await admin.end();
+    }
+    // Only where Redis was used: the SQLite pass needs no Redis.
+    if (TEST_STORE === 'postgres' || redisUsed) await deleteRedisKeys({ url: TEST_REDIS_URL }, `shelfapi_test:${RUN}:`);
+  } catch (error) {
+    process.stderr.write(`test-app: could not drop ${TEST_DATABASE} or its Redis keys: ${String(error)}\n`);
+    process.exitCode = 1;
   }
-  // Only where Redis was used: the SQLite pass needs no Redis.
-  if (TEST_STORE === 'postgres' || redisUsed) await deleteRedisKeys({ url: TEST_REDIS_URL }, `shelfapi_test:${RUN}:`);
-});
+}
+process.once('beforeExit', () => void cleanUpRun());
 
 /** A schema of its own in this test file's database: the URL reaching it, and a function dropping it. */
 export async function freshPostgresSchema(): Promise<{ url: string; drop: () => Promise<void> }> {
