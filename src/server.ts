@@ -13,7 +13,7 @@ import { createUsageStats } from './metering/create-usage-stats.js';
 import type { UsageStats } from './metering/usage-stats.js';
 import { migrateToLatest, openStore, warmPool, type Store } from './store/database.js';
 import { sql } from 'kysely';
-import { boundedLogDestination } from './observability/log-destination.js';
+import { serverLogDestination } from './observability/log-destination.js';
 import { Metrics } from './observability/metrics.js';
 
 export interface RunningServer {
@@ -41,8 +41,9 @@ export async function startServer(config: Readonly<Config>, options: { store?: S
   const meter = await createMeter(config, store);
   const stats = await createUsageStats(config, store);
   const metrics = new Metrics({ processMetrics: true });
-  // Standard output with a bound on the log waiting to be written (a slow reader must not grow the heap).
-  const logStream = boundedLogDestination({ onDrop: () => metrics.logLinesDropped.inc() });
+  // Standard output with a bound on the log waiting to be written (a slow reader must not grow the heap);
+  // readable lines instead of JSON when it is a terminal.
+  const logStream = serverLogDestination({ onDrop: () => metrics.logLinesDropped.inc() });
   const app = await buildApp({ config, store, meter, clock: systemClock, metrics, stats, logStream });
   const ops = Fastify({ logger: false });
   ops.get('/metrics', async (_request, reply) => {

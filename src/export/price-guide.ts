@@ -22,7 +22,7 @@ import type { Store } from '../store/database.js';
 import { EXPORT_COLUMNS } from '../domain/export-columns.js';
 import type { ExportRow } from '../store/repositories/price-export.js';
 import { readPriceGuideSnapshot, storeIdentity } from '../store/repositories/price-guide-snapshot.js';
-import type { PricedRuns } from '../store/search/search-index.js';
+import type { PricedRuns } from '../store/search/priced-runs.js';
 import { copyGuideRows, scanGuideRows, type GuideRows } from './guide-rows.js';
 
 /** How often a server checks the data version for a load or import made by another process. */

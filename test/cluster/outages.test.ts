@@ -5,7 +5,6 @@
  * Likewise an SQLite file locked by another process.
  */
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +16,7 @@ import { migrateToLatest, openStore } from '../../src/store/database.js';
 import { loadDataset } from '../../src/load/load-dataset.js';
 import { startPrivatePostgres, startPrivateRedis, type PrivatePostgres, type PrivateRedis } from '../helpers/private-services.js';
 import { startServerProcess, waitFor, type ServerProcess } from '../helpers/server-process.js';
-import { freshPostgresSchema, TEST_REDIS_URL } from '../helpers/test-app.js';
+import { freshPostgresSchema, TEST_REDIS_URL, testRedisPrefix } from '../helpers/test-app.js';
 
 async function prepare(databaseUrl: string): Promise<string> {
   const store = openStore(/^postgres/.test(databaseUrl) ? { dialect: 'postgres', url: databaseUrl } : { dialect: 'sqlite', path: databaseUrl });
@@ -180,7 +179,7 @@ describe('PostgreSQL goes away and comes back', () => {
   before(async () => {
     postgres = await startPrivatePostgres();
     key = await prepare(postgres.url);
-    server = await startServerProcess({ DATABASE_URL: postgres.url, REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: `outage:${randomUUID()}:` });
+    server = await startServerProcess({ DATABASE_URL: postgres.url, REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: testRedisPrefix('outage') });
   });
   after(async () => {
     await server.stop('SIGKILL');

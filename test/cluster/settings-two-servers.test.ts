@@ -5,13 +5,12 @@
  * sign out on B, signed out on A.
  */
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { migrateToLatest, openStore } from '../../src/store/database.js';
 import { loadDataset } from '../../src/load/load-dataset.js';
 import { KEY_PATTERN } from '../../src/keys/api-key.js';
 import { runCli, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
-import { freshPostgresSchema, TEST_REDIS_URL } from '../helpers/test-app.js';
+import { freshPostgresSchema, TEST_REDIS_URL, testRedisPrefix } from '../helpers/test-app.js';
 
 /** A cookie jar shared by both servers, as a browser's is for one host (cookies do not depend on the port). */
 class Jar {
@@ -68,7 +67,7 @@ describe('the settings screen on two servers over PostgreSQL and Redis', () => {
   before(async () => {
     const pg = await freshPostgresSchema();
     dropSchema = pg.drop;
-    env = { DATABASE_URL: pg.url, REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: `settings-cluster:${randomUUID()}:` };
+    env = { DATABASE_URL: pg.url, REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: testRedisPrefix('settings-cluster') };
     const store = openStore({ dialect: 'postgres', url: pg.url });
     await migrateToLatest(store);
     const loaded = await loadDataset(

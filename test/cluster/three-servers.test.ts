@@ -4,13 +4,12 @@
  * request, and a revoke or lapse is refused at once everywhere.
  */
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { SCOPES } from '../../src/domain/scopes.js';
 import { migrateToLatest, openStore } from '../../src/store/database.js';
 import { loadDataset } from '../../src/load/load-dataset.js';
 import { runCli, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
-import { freshPostgresSchema, TEST_REDIS_URL } from '../helpers/test-app.js';
+import { freshPostgresSchema, TEST_REDIS_URL, testRedisPrefix } from '../helpers/test-app.js';
 
 const PLAN_LIMITS = JSON.stringify({ addon: { perMinute: 60, monthly: 100_000 }, enthusiast: { perMinute: 100_000, monthly: 100 } });
 const accounts = ['burst', 'quota', 'kill', 'revoke', 'lapse'];
@@ -25,7 +24,7 @@ describe('three servers over one PostgreSQL and one Redis', () => {
   before(async () => {
     const pg = await freshPostgresSchema();
     dropSchema = pg.drop;
-    env = { DATABASE_URL: pg.url, REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: `cluster:${randomUUID()}:`, PLAN_LIMITS };
+    env = { DATABASE_URL: pg.url, REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: testRedisPrefix('cluster'), PLAN_LIMITS };
     const store = openStore({ dialect: 'postgres', url: pg.url });
     await migrateToLatest(store);
     const loaded = await loadDataset(

@@ -1,7 +1,9 @@
 /**
  * Builds the real app (the same buildApp as production) over a fresh store, with a clock the test sets.
  * TEST_STORE picks the store the whole suite runs against: `sqlite` (default: a temporary file, metering
- * in the database) or `postgres` (a fresh schema in the machine's PostgreSQL, metering in its Redis).
+ * in the database) or `postgres` (a fresh schema in a database of the test file's own on the machine's
+ * PostgreSQL, metering in its Redis under a key prefix of the file's own; both are dropped when the file's
+ * tests end, see testDatabaseUrl and testRedisPrefix).
  * `npm test` runs the suite once for each. With TEST_STORE=postgres and TEST_REDIS_CLUSTER_URLS (seed nodes
  * of a Redis Cluster, as test/cluster/redis-cluster.test.ts sets it), the meter and the statistics run on
  * that cluster instead.
@@ -33,25 +35,87 @@ import { KEY_PATTERN } from '../../src/keys/api-key.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
 export const TEST_STORE: StoreKind = process.env.TEST_STORE === 'postgres' ? 'postgres' : 'sqlite';
-export const TEST_POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+/**
+ * A PostgreSQL connection allowed to create databases: each test file makes its own database through it
+ * (testDatabaseUrl) and drops it at the end, so no database needs to exist beforehand but this one.
+ */
+export const TEST_POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+/** The Redis of TEST_STORE=postgres runs; each test file keeps its keys under a prefix of its own (testRedisPrefix). */
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const TEST_REDIS_CLUSTER_URLS = process.env.TEST_REDIS_CLUSTER_URLS === undefined || process.env.TEST_REDIS_CLUSTER_URLS === '' ? null : process.env.TEST_REDIS_CLUSTER_URLS;
 
-/** A schema of its own in the test database: the URL reaching it, and a function dropping it. */
+/** This test file's run: names its database and its Redis keys (node's test runner runs each file as a process). */
+const RUN = `${process.pid}_${randomUUID().replaceAll('-', '').slice(0, 8)}`;
+const TEST_DATABASE = `shelfapi_test_${RUN}`;
+let testDatabase: Promise<string> | null = null;
+let redisUsed = false;
+
+/**
+ * The URL of this test file's own database, created from TEST_POSTGRES_URL at first use (template0: no
+ * other session can be using it, and it holds nothing of the server's), and dropped when the file ends.
+ */
+export function testDatabaseUrl(): Promise<string> {
+  testDatabase ??= (async () => {
+    const admin = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+    await admin.connect();
+    try {
+      await admin.query(`create database ${TEST_DATABASE} template template0 encoding 'UTF8'`);
+    } finally {
+      await admin.end();
+    }
+    const url = new URL(TEST_POSTGRES_URL);
+    url.pathname = `/${TEST_DATABASE}`;
+    return url.toString();
+  })();
+  return testDatabase;
+}
+
+/** A Redis key prefix of this test file's own, under which its keys are deleted when the file ends. */
+export function testRedisPrefix(label: string): string {
+  redisUsed = true;
+  return `shelfapi_test:${RUN}:${label}:${randomUUID()}:`;
+}
+
+/**
+ * Drops this file's database and deletes its Redis keys once everything else in the process is done:
+ * every test, and every `after` hook of the file, which may still close stores and servers using them
+ * (node:test runs the file's top-level hooks in the order they were registered, the helper's first).
+ * A failure to clean up fails the file.
+ */
+async function cleanUpRun(): Promise<void> {
+  try {
+    if (testDatabase !== null && (await testDatabase.then(() => true, () => false))) {
+      const admin = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+      await admin.connect();
+      // FORCE: a server a failed test left running must not keep the database alive.
+      await admin.query(`drop database if exists ${TEST_DATABASE} with (force)`);
+      await admin.end();
+    }
+    // Only where Redis was used: the SQLite pass needs no Redis.
+    if (TEST_STORE === 'postgres' || redisUsed) await deleteRedisKeys({ url: TEST_REDIS_URL }, `shelfapi_test:${RUN}:`);
+  } catch (error) {
+    process.stderr.write(`test-app: could not drop ${TEST_DATABASE} or its Redis keys: ${String(error)}\n`);
+    process.exitCode = 1;
+  }
+}
+process.once('beforeExit', () => void cleanUpRun());
+
+/** A schema of its own in this test file's database: the URL reaching it, and a function dropping it. */
 export async function freshPostgresSchema(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const database = await testDatabaseUrl();
   const schema = `t_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
-  const admin = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+  const admin = new pg.Client({ connectionString: database });
   await admin.connect();
   // The extension is database-wide: kept in public so that no test schema takes it along when dropped.
   await admin.query('create extension if not exists pg_trgm with schema public');
   await admin.query(`create schema ${schema}`);
   await admin.end();
-  const url = new URL(TEST_POSTGRES_URL);
+  const url = new URL(database);
   url.searchParams.set('options', `-c search_path=${schema},public`);
   return {
     url: url.toString(),
     async drop() {
-      const client = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+      const client = new pg.Client({ connectionString: database });
       await client.connect();
       await client.query(`drop schema if exists ${schema} cascade`);
       await client.end();
@@ -59,9 +123,8 @@ export async function freshPostgresSchema(): Promise<{ url: string; drop: () => 
   };
 }
 
-async function deleteRedisKeys(config: Readonly<Config>, prefix: string): Promise<void> {
-  const seeds = config.redisClusterUrls?.map((url) => ({ host: new URL(url).hostname, port: Number(new URL(url).port) }));
-  const client = seeds === undefined ? new Redis(config.redisUrl ?? TEST_REDIS_URL) : new Cluster(seeds);
+async function deleteRedisKeys(target: { url: string } | { cluster: readonly string[] }, prefix: string): Promise<void> {
+  const client = 'url' in target ? new Redis(target.url) : new Cluster(target.cluster.map((url) => ({ host: new URL(url).hostname, port: Number(new URL(url).port) })));
   try {
     if (client instanceof Cluster) await new Promise((resolve) => client.once('ready', resolve));
     // Each master holds its own keys; one DEL per key, as keys of a cluster may lie in different slots.
@@ -147,7 +210,7 @@ export async function createTestContext(options: ContextOptions = {}): Promise<T
   await migrateToLatest(store);
   const clock = new ManualClock(Date.parse(options.now ?? FIXTURE_NOW));
   const loaded = await loadDataset(store, options.dataset ?? fixture(), { keyPrefix: config.keyPrefix, now: clock.now() });
-  const redisPrefix = `test:${randomUUID()}:`;
+  const redisPrefix = testRedisPrefix('app');
   let meter: Meter;
   const redisTarget = redisTargetOf(config);
   if (redisTarget !== null) {
@@ -197,7 +260,9 @@ export async function createTestContext(options: ContextOptions = {}): Promise<T
       await meter.close();
       await store.close();
       await postgres?.drop();
-      if (redisTarget !== null) await deleteRedisKeys(config, redisPrefix);
+      if (redisTarget !== null) {
+        await deleteRedisKeys(config.redisClusterUrls === null ? { url: config.redisUrl ?? TEST_REDIS_URL } : { cluster: config.redisClusterUrls }, redisPrefix);
+      }
       rmSync(dir, { recursive: true, force: true });
       assertNoKeysLogged(logs.text(), presented, 'app log');
       if (options.expectServerErrors !== true) assertNoServerErrors(logs);

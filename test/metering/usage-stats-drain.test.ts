@@ -3,7 +3,6 @@
 // (the database, or Redis when TEST_STORE=postgres).
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { DatabaseUsageStats } from '../../src/metering/database-usage-stats.js';
 import { dayOf } from '../../src/metering/periods.js';
@@ -15,13 +14,13 @@ import { keyByHashQuery } from '../../src/store/repositories/api-key.repository.
 import { hashKey } from '../../src/keys/api-key.js';
 import { fixture } from '../helpers/fixture.js';
 import { startServerProcess } from '../helpers/server-process.js';
-import { openTestStore, TEST_REDIS_URL, TEST_STORE } from '../helpers/test-app.js';
+import { openTestStore, TEST_REDIS_URL, testRedisPrefix, TEST_STORE } from '../helpers/test-app.js';
 
 let store: Store;
 let databaseUrl: string;
 let closeStore: () => Promise<void>;
 let loaded: LoadResult;
-const redisPrefix = `test:${randomUUID()}:`;
+const redisPrefix = testRedisPrefix('drain');
 
 before(async () => {
   ({ store, databaseUrl, close: closeStore } = await openTestStore());

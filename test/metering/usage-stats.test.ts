@@ -5,13 +5,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
-import { randomUUID } from 'node:crypto';
 import { dayOf } from '../../src/metering/periods.js';
 import { DatabaseUsageStats } from '../../src/metering/database-usage-stats.js';
 import { RedisUsageStats } from '../../src/metering/redis-usage-stats.js';
 import { FLUSH_RECORDS, REJECTIONS_KEPT, type RequestRecord, type StatsBatch, type UsageStats } from '../../src/metering/usage-stats.js';
 import { keyIdOf, me, nextWindow } from '../helpers/pipeline-helpers.js';
-import { createTestContext, TEST_REDIS_URL, TEST_STORE, V1, type TestContext } from '../helpers/test-app.js';
+import { createTestContext, TEST_REDIS_URL, testRedisPrefix, TEST_STORE, V1, type TestContext } from '../helpers/test-app.js';
 
 let ctx: TestContext;
 
@@ -212,7 +211,7 @@ describe('writing', () => {
     it(`close writes what is still held; the reads of another instance see it (${kind})`, async () => {
       const accountId = ctx.loaded.accounts.alice!;
       const keyId = await keyIdOf(ctx, 'alice-expiring');
-      const prefix = `test:${randomUUID()}:`;
+      const prefix = testRedisPrefix('stats');
       const open = async (): Promise<UsageStats> => {
         if (kind === 'database') return new DatabaseUsageStats(ctx.store);
         const stats = new RedisUsageStats(TEST_REDIS_URL, { prefix });

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { runCli } from '../helpers/server-process.js';
-import { createTestContext, TEST_REDIS_URL, type TestContext } from '../helpers/test-app.js';
+import { createTestContext, TEST_REDIS_URL, testRedisPrefix, type TestContext } from '../helpers/test-app.js';
 import { SettingsClient } from './settings-helpers.js';
 
 describe('shelfapi accounts sign-in-link', () => {
@@ -12,7 +12,7 @@ describe('shelfapi accounts sign-in-link', () => {
 
   before(async () => {
     ctx = await createTestContext();
-    env = { DATABASE_URL: ctx.databaseUrl, ...(ctx.kind === 'postgres' ? { REDIS_URL: TEST_REDIS_URL } : {}) };
+    env = { DATABASE_URL: ctx.databaseUrl, ...(ctx.kind === 'postgres' ? { REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: testRedisPrefix('cli') } : {}) };
   });
   after(async () => ctx.close());
 

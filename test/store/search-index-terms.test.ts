@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { SearchIndexBuilder, type IndexQuery, type SearchIndex } from '../../src/store/search/search-index.js';
+import type { IndexQuery, SearchIndex } from '../../src/store/search/search-index.js';
+import { SearchIndexBuilder } from '../../src/store/search/search-index-builder.js';
 import { seededRandom } from '../../src/demo/random.js';
 
 const SYLLABLES = ['ka', 'ro', 'mi', 'zel', 'da', 'po', 'ke', 'mon', 'su', 'per', 'ma', 'ri', 'o', 'ex', 'ii', '64', 'tri', 'nu'];

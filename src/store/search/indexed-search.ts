@@ -23,7 +23,8 @@ import { priceColumns, type PriceFilters, type PriceRow } from '../repositories/
 import type { Database } from '../schema.js';
 import { searchTerms } from '../search-text.js';
 import { readSearchIndex } from './read-search-index.js';
-import { SearchIndex, type IndexQuery, type PricedRuns } from './search-index.js';
+import type { PricedRuns } from './priced-runs.js';
+import { SearchIndex, type IndexQuery } from './search-index.js';
 
 /** How often the data version is checked for a change made elsewhere (a load or import by another process). */
 const POLL_MS = 1000;

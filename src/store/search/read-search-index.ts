@@ -13,7 +13,8 @@ import { sql, type Kysely } from 'kysely';
 import { openSqliteConnection, type Store } from '../database.js';
 import type { Database } from '../schema.js';
 import { dataVersionQuery } from '../read-cache.js';
-import { SearchIndexBuilder, type SearchIndex } from './search-index.js';
+import type { SearchIndex } from './search-index.js';
+import { SearchIndexBuilder } from './search-index-builder.js';
 
 /** Rows between two checks of the slice's time. */
 const ROWS_PER_CHECK = 256;
