@@ -91,7 +91,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character (in search, white space is allowed and separates terms) or bytes that are not UTF-8. */
                 400: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -225,7 +225,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description Split on white space; an item matches when its name contains every term, ignoring case and accents. %, _ and \ are literal. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
+                    /** @description Split on white space (space, tab, line breaks and the other Unicode white space) into terms; an item matches when its name contains every term, ignoring case and accents. %, _ and \ are literal. Text: white space of any kind (space, tab, line breaks, the other Unicode white space) separates terms; other control characters (U+0000-U+001F, U+007F-U+009F) are refused, and the value must be valid UTF-8 after percent-decoding. */
                     search?: string;
                     /** @description Case-insensitive equality with the platform. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
                     platform?: string;
@@ -322,7 +322,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character (in search, white space is allowed and separates terms) or bytes that are not UTF-8. */
                 400: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -536,7 +536,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character (in search, white space is allowed and separates terms) or bytes that are not UTF-8. */
                 400: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -686,7 +686,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description Split on white space; an item matches when its name contains every term, ignoring case and accents. %, _ and \ are literal. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
+                    /** @description Split on white space (space, tab, line breaks and the other Unicode white space) into terms; an item matches when its name contains every term, ignoring case and accents. %, _ and \ are literal. Text: white space of any kind (space, tab, line breaks, the other Unicode white space) separates terms; other control characters (U+0000-U+001F, U+007F-U+009F) are refused, and the value must be valid UTF-8 after percent-decoding. */
                     search?: string;
                     /** @description Case-insensitive equality with the platform. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
                     platform?: string;
@@ -782,7 +782,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character (in search, white space is allowed and separates terms) or bytes that are not UTF-8. */
                 400: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -916,7 +916,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description Split on white space; an item matches when its name contains every term, ignoring case and accents. %, _ and \ are literal. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
+                    /** @description Split on white space (space, tab, line breaks and the other Unicode white space) into terms; an item matches when its name contains every term, ignoring case and accents. %, _ and \ are literal. Text: white space of any kind (space, tab, line breaks, the other Unicode white space) separates terms; other control characters (U+0000-U+001F, U+007F-U+009F) are refused, and the value must be valid UTF-8 after percent-decoding. */
                     search?: string;
                     /** @description Case-insensitive equality with the platform. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
                     platform?: string;
@@ -980,7 +980,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character (in search, white space is allowed and separates terms) or bytes that are not UTF-8. */
                 400: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -1195,7 +1195,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character (in search, white space is allowed and separates terms) or bytes that are not UTF-8. */
                 400: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -1452,7 +1452,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character (in search, white space is allowed and separates terms) or bytes that are not UTF-8. */
                 400: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -1650,7 +1650,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character (in search, white space is allowed and separates terms) or bytes that are not UTF-8. */
                 400: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -1882,7 +1882,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character (in search, white space is allowed and separates terms) or bytes that are not UTF-8. */
                 400: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -2136,7 +2136,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character (in search, white space is allowed and separates terms) or bytes that are not UTF-8. */
                 400: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -2364,7 +2364,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character (in search, white space is allowed and separates terms) or bytes that are not UTF-8. */
                 400: {
                     headers: {
                         /** @description Identifier of this request, for support. */
@@ -2601,7 +2601,7 @@ export interface paths {
                     };
                     content?: never;
                 };
-                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+                /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character (in search, white space is allowed and separates terms) or bytes that are not UTF-8. */
                 400: {
                     headers: {
                         /** @description Identifier of this request, for support. */

@@ -23,6 +23,7 @@
  */
 import { andInto, count, countAndPage, fillAll, ordinals, popcount32, wordsFor, type Bitset } from './bitset.js';
 import { orPostings, postingsBytes, PostingsBuilder, type Postings } from './postings.js';
+import { WHITE_SPACE, WHITE_SPACE_RUNS } from '../search-text.js';
 
 /** What a search asks, with every value already in the store's folded or lower-cased form. */
 export interface IndexQuery {
@@ -56,8 +57,6 @@ export interface IndexPage {
   ids: number[];
 }
 
-const WHITE_SPACE = /\s/u;
-const WHITE_SPACE_RUNS = /\s+/u;
 const TOKEN_SEPARATOR = '\n';
 /** Terms up to this length are precomputed when heavy. */
 const PRECOMPUTED_TERM_LENGTH = 3;
