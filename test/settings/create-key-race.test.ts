@@ -6,17 +6,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { KEY_PATTERN } from '../../src/keys/api-key.js';
 import { createTestContext, type TestContext } from '../helpers/test-app.js';
-import { SettingsClient, textOf, tokenOf } from './settings-helpers.js';
+import { nonceOf, SettingsClient, textOf, tokenOf } from './settings-helpers.js';
 
 const NEW = '/settings/developer-api/keys/new';
 const CREATE = '/settings/developer-api/keys';
 const CREATED = '/settings/developer-api/keys/created';
-
-function nonceOf(html: string): string {
-  const match = /name="nonce" value="([0-9a-f]{32})"/.exec(html);
-  assert.ok(match, 'the form has a nonce');
-  return match[1]!;
-}
 
 describe('concurrent key creation on the settings screen', () => {
   let ctx: TestContext;

@@ -8,7 +8,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { startPrivatePostgres, startPrivateRedis } from '../helpers/private-services.js';
 import { waitFor } from '../helpers/server-process.js';
 import { createTestContext, type TestContext } from '../helpers/test-app.js';
-import { mintLink, SettingsClient, textOf, tokenOf } from './settings-helpers.js';
+import { mintLink, nonceOf, SettingsClient, textOf, tokenOf } from './settings-helpers.js';
 
 const OVERVIEW = '/settings/developer-api';
 
@@ -85,7 +85,7 @@ describe('the settings screen while PostgreSQL refuses connections', () => {
     const from = ctx.logs.lines().length;
     await postgres.stop();
     assertOutagePage(await timed(() => owner.get(OVERVIEW)), 'the overview');
-    const nonce = /name="nonce" value="([0-9a-f]{32})"/.exec(form.body)?.[1] ?? '';
+    const nonce = nonceOf(form.body);
     const post = await timed(() => owner.post('/settings/developer-api/keys', { _csrf: tokenOf(form.body), nonce, name: 'in the outage', scopes: 'export', expiry: '7d' }));
     assertOutagePage(post, 'a create form posted');
     assert.match(textOf(post.res.body), /may not have been made|check/i, 'a post says to check before sending it again');
