@@ -24,7 +24,7 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
 
 export const ERROR_DESCRIPTION: Record<ErrorCode, string> = {
   bad_request:
-    'An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8.',
+    'An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character (in search, white space is allowed and separates terms) or bytes that are not UTF-8.',
   unauthorized: 'Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice.',
   forbidden: "Developer API access is not active on the key's account (no plan, or a lapsed one).",
   insufficient_scope: 'The key is valid but lacks the scope this endpoint needs.',

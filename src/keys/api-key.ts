@@ -60,8 +60,11 @@ export function lastFour(key: string): string {
   return key.slice(-4);
 }
 
-/** Matches anything shaped like a key of any prefix, to scrub keys out of logged text. */
-export const KEY_PATTERN = /[a-z][a-z0-9]{1,15}_live_[0-9A-Za-z]{20,}/g;
+/**
+ * Matches anything shaped like a key of any prefix, or with its prefix left off (`live_<secret>`: a key cut
+ * or pasted without its first word is still a key), to scrub keys out of logged text.
+ */
+export const KEY_PATTERN = /(?:[a-z][a-z0-9]{1,15}_)?live_[0-9A-Za-z]{20,}/g;
 
 /**
  * A percent-escape, possibly escaped again (`%5F`, `%255F`), of a character a key is made of. Decoding only

@@ -151,6 +151,12 @@ export interface CreatedKey {
 }
 
 /**
+ * What must hold with a new key, run on the transaction that makes it (the settings screen puts the key in
+ * the session's one-time slot): when it throws, no key is made, so no key exists that nobody is shown.
+ */
+export type KeepNewKey = (db: Kysely<Database>, created: CreatedKey) => Promise<void>;
+
+/**
  * Makes the key row, with no checks and no log line: createKey, rollKey and loadKey decide and record. The
  * one place a key is generated and its hash stored.
  */
@@ -201,6 +207,7 @@ export async function createKey(
     now: number;
     keyPrefix: string;
     actor: Actor;
+    keep?: KeepNewKey;
   },
 ): Promise<CreatedKey> {
   const asked = input.name === null ? null : validateKeyName(input.name);
@@ -228,6 +235,7 @@ export async function createKey(
       key: eventKey(created.record, input.keyPrefix),
       detail: `scopes ${describeScopes(scopes)}; expires ${expiresAt === null ? 'never' : utcMinute(expiresAt)}`,
     });
+    await input.keep?.(db, created);
     return created;
   });
 }
@@ -254,7 +262,7 @@ async function changeKey<T>(
 
 export async function rollKey(
   store: Store,
-  input: { keyId: number; accountId?: number; stopOld: string; now: number; keyPrefix: string; actor: Actor },
+  input: { keyId: number; accountId?: number; stopOld: string; now: number; keyPrefix: string; actor: Actor; keep?: KeepNewKey },
 ): Promise<{ old: KeyRecord; created: CreatedKey }> {
   if (!isStopOld(input.stopOld)) throw new InputError(`The old key stops ${STOP_OLD_CHOICES.join(', ')}: choose one.`, 'stopOld');
   const stopMs = STOP_OLD_MS[input.stopOld];
@@ -280,6 +288,7 @@ export async function rollKey(
       key: eventKey(old, input.keyPrefix),
       detail: `replaced by ${keyHint(input.keyPrefix, created.record.lastFour)} (key ${created.id}); the old key stops ${stopMs === 0 ? 'now' : `at ${utcMinute(stopAt)}`}`,
     });
+    await input.keep?.(db, created);
     return { old: updated, created };
   });
 }

@@ -269,7 +269,7 @@ export function referenceMatch(
 ): boolean {
   if (f.search !== undefined) {
     const name = fold(i.name);
-    const terms = f.search.split(/\s+/).filter((t) => t !== '').map(fold);
+    const terms = f.search.split(/\p{White_Space}+/u).filter((t) => t !== '').map(fold);
     if (!terms.every((t) => name.includes(t))) return false;
   }
   if (f.platform !== undefined && i.platform.toLowerCase() !== f.platform.toLowerCase()) return false;

@@ -70,6 +70,29 @@ describe('request log', () => {
     assert.match(written, /\[redacted\]/, 'the URL is logged with the key scrubbed out');
   });
 
+  it('never writes a key that lost its prefix (live_<secret>), in the path, the query or a header', async () => {
+    const key = ctx.loaded.keys.alice!;
+    const bare = key.slice(key.indexOf('_') + 1);
+    assert.match(bare, /^live_/);
+    const before = ctx.logs.text().length;
+    const answers = await Promise.all([
+      ctx.get(`${V1}/catalogue/${bare}`),
+      ctx.get(`${V1}/catalogue/_${bare}`),
+      ctx.get(`${V1}/${bare}`),
+      ctx.get(`${V1}/catalogue/${bare.replace('_', '%5F')}`),
+      ctx.get(`${V1}/catalogue?search=${bare}`),
+      ctx.get(`${V1}/catalogue`, null, { headers: { authorization: `Bearer ${bare}` } }),
+    ]);
+    assert.deepEqual(
+      answers.map((r) => r.statusCode),
+      [400, 400, 404, 400, 200, 401],
+    );
+    for (const answer of answers) assertNoKeysLogged(answer.body, [key], `answer ${answer.body}`);
+    const written = ctx.logs.text().slice(before);
+    assertNoKeysLogged(written, [key], 'request log');
+    assert.ok(written.includes(`${V1}/catalogue/[redacted]`), 'the path is logged with the key scrubbed out');
+  });
+
   it('never writes a key in the log or an answer, however it is percent-encoded', async () => {
     const key = ctx.loaded.keys.alice!;
     const partly = key.replaceAll('_', '%5F');

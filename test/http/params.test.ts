@@ -152,6 +152,7 @@ const searchCases: BadCase[] = [
   { label: 'search of only spaces', path: '/catalogue?search=%20%20%20', param: 'search' },
   { label: 'search of only spaces (plus-encoded)', path: '/prices?search=+++', param: 'search' },
   { label: 'search of only white space (tab, newline)', path: '/prices?search=%09%0A', param: 'search' },
+  { label: 'search of only Unicode white space (NEL, no-break, ideographic space)', path: '/catalogue?search=%C2%85%C2%A0%E3%80%80', param: 'search' },
   { label: 'search of 201 characters', path: `/catalogue?search=${'a'.repeat(201)}`, param: 'search' },
   { label: 'search of 201 characters on the export', path: `/prices/export.csv?search=${'a'.repeat(201)}`, param: 'search' },
 ];
@@ -168,10 +169,12 @@ const characterCases: BadCase[] = [
   { label: 'a NUL in upc', path: '/prices?upc=045496870010%00', param: 'upc' },
   { label: 'a NUL in limit', path: '/catalogue?limit=5%00', param: 'limit' },
   { label: 'a C0 control (U+0001) in search', path: '/catalogue?search=zelda%01', param: 'search' },
-  { label: 'a tab inside search', path: '/catalogue?search=zelda%09ocarina', param: 'search' },
+  { label: 'a vertical tab is white space, a U+0001 beside it is not', path: '/catalogue?search=zelda%0B%01', param: 'search' },
   { label: 'an escape (U+001B) in platform', path: '/catalogue?platform=%1B%5B31m', param: 'platform' },
   { label: 'DEL (U+007F) in category', path: '/catalogue?category=game%7F', param: 'category' },
-  { label: 'a C1 control (U+0085) in search', path: '/prices?search=zelda%C2%85', param: 'search' },
+  { label: 'a C1 control (U+0080) in search', path: '/prices?search=zelda%C2%80', param: 'search' },
+  { label: 'a C1 control (U+009B) in search on the export', path: '/prices/export.csv?search=zelda%C2%9B', param: 'search' },
+  { label: 'a tab in platform (white space only separates search terms)', path: '/catalogue?platform=nintendo%0964', param: 'platform' },
   { label: 'a byte that is not UTF-8 (%FF) in search', path: '/catalogue?search=%FF', param: 'search' },
   { label: 'a truncated UTF-8 sequence in platform', path: '/catalogue?platform=%E2%82', param: 'platform' },
   { label: 'an encoded lone surrogate (CESU-8) in search', path: '/catalogue?search=%ED%A0%80', param: 'search' },
@@ -291,6 +294,22 @@ describe('values at the edges that are accepted', () => {
   test('search with spaces around a term is accepted', async () => {
     const page = await okPage<{ masterItemId: number }>('/catalogue?search=%20mario%20');
     assert.deepEqual(page.data.map((i) => i.masterItemId), [3]);
+  });
+
+  test('any white space separates search terms: tab, line breaks and the other Unicode white space', async () => {
+    // docs/contract.md, "Parameters": the same terms as a space would give, on every route that searches.
+    const separators = ['%09', '%0A', '%0D%0A', '%0B', '%0C', '%C2%85', '%C2%A0', '%E2%80%83', '%E2%80%A8', '%E3%80%80', '%09%20%0A'];
+    for (const separator of separators) {
+      const page = await okPage<{ masterItemId: number }>(`/catalogue?search=super${separator}mario`);
+      assert.deepEqual(page.data.map((i) => i.masterItemId), [3], separator);
+      const prices = await okPage<{ masterItemId: number }>(`/prices?search=${separator}mario${separator}64${separator}`);
+      assert.deepEqual(prices.data.map((r) => r.masterItemId), [3], separator);
+      const csv = await ctx.get(url(`/prices/export.csv?search=ocarina${separator}zelda`));
+      assert.equal(csv.statusCode, 200, `${separator}: ${csv.body}`);
+      assert.equal(csv.body.trim().split('\n').length, 2, `${separator}: the header and Zelda's row`);
+    }
+    // A term is not split on what is not white space (a zero-width no-break space stays inside the term).
+    assert.deepEqual((await okPage('/catalogue?search=super%EF%BB%BFmario')).data, []);
   });
 
   test('upc of 6 and 14 digits is accepted', async () => {

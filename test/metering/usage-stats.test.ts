@@ -155,6 +155,23 @@ describe('a key in a rejected URL', () => {
   });
 });
 
+describe('a key without its prefix in a rejected URL', () => {
+  it('is not kept in the path the owner is shown (live_<secret>, with or without the underscore before it)', async () => {
+    nextWindow(ctx);
+    const { accountId, keyId } = await countsOf('alice-second');
+    const key = ctx.loaded.keys['alice-second']!;
+    const bare = key.slice(key.indexOf('_') + 1);
+    for (const written of [bare, `_${bare}`, bare.replace('_', '%5F')]) {
+      ctx.clock.advance(1000);
+      assert.equal((await ctx.get(`${V1}/catalogue/${written}`, 'alice-second')).statusCode, 400);
+    }
+    await ctx.stats.flush();
+    const kept = (await ctx.stats.recentRejections(accountId, keyId)).slice(0, 3);
+    assert.deepEqual(kept.map((r) => r.path).sort(), [`${V1}/catalogue/[redacted]`, `${V1}/catalogue/[redacted]`, `${V1}/catalogue/_[redacted]`]);
+    for (const rejection of kept) assert.ok(!JSON.stringify(rejection).includes(key.slice(-20)), JSON.stringify(rejection));
+  });
+});
+
 describe('writing', () => {
   it('records are written by themselves shortly after the request (no flush asked)', async () => {
     const { accountId, keyId, counts } = await countsOf('alice-expiring');

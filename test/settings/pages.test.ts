@@ -192,6 +192,7 @@ describe('settings pages', () => {
         const page = await owner.get(NEW);
         const res = await owner.post(CREATE, { _csrf: tokenOf(page.body), nonce: nonceOf(page.body), name: `k${i}`, scopes: 'export', expiry: '7d' });
         assert.equal(res.statusCode, 303, `key ${i + 1}`);
+        assert.notEqual((await owner.get(CREATED)).body.match(KEY_PATTERN), null, 'shown, as the redirect does in a browser');
       }
       const page = await owner.get(NEW);
       const refused = await owner.post(CREATE, { _csrf: tokenOf(page.body), nonce: nonceOf(page.body), name: 'one too many', scopes: 'export', expiry: '7d' });

@@ -64,6 +64,13 @@ export async function mintLink(ctx: TestContext, accountId: number, options: { n
   return (await mintHandoverToken({ secret, accountId, now, ...(options.minutes ? { minutes: options.minutes } : {}) })).token;
 }
 
+/** The one-time nonce of a create or roll form. */
+export function nonceOf(html: string): string {
+  const match = /name="nonce" value="([0-9a-f]{32})"/.exec(html);
+  assert.ok(match, 'the form has a nonce');
+  return match[1]!;
+}
+
 export function tokenOf(html: string): string {
   const match = /name="_csrf" value="([^"]+)"/.exec(html);
   assert.ok(match, 'the page has a form token');

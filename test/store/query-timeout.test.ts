@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { isStoreUnavailable } from '../../src/http/api/store-errors.js';
+import { isStoreUnavailable } from '../../src/http/store-unavailable.js';
 import { openStore } from '../../src/store/database.js';
 import { freshPostgresSchema, TEST_STORE } from '../helpers/test-app.js';
 

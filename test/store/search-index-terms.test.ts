@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import type { IndexQuery, SearchIndex } from '../../src/store/search/search-index.js';
 import { SearchIndexBuilder } from '../../src/store/search/search-index-builder.js';
 import { seededRandom } from '../../src/demo/random.js';
+import { foldText, searchTerms } from '../../src/store/search-text.js';
 
 const SYLLABLES = ['ka', 'ro', 'mi', 'zel', 'da', 'po', 'ke', 'mon', 'su', 'per', 'ma', 'ri', 'o', 'ex', 'ii', '64', 'tri', 'nu'];
 
@@ -74,5 +75,25 @@ describe('terms the index leaves to the store', () => {
     assert.equal(index.page({ terms: ['ka', ''] }, 0, 10), null);
     assert.equal(index.allIds({ terms: [''] }), null);
     assert.notEqual(index.page({ terms: ['ka'] }, 0, 10), null);
+  });
+});
+
+describe('white space in names and terms', () => {
+  it('the index cuts names where searchTerms cuts terms (Unicode White_Space), so it finds what the store finds', async () => {
+    // Names as the store keeps them (folded), with separators of every kind and a U+FEFF, which is not
+    // white space (JavaScript's \s takes it; the contract does not).
+    const names = ['super\tmario 64', 'mario\u0085kart', 'zel\u00a0da', 'ab\ufeffcd', 'poke\u3000mon\nsnap', 'ex\u2028ii', 'plain name'];
+    const all = names.map((name, i) => ({ id: i + 1, name: foldText(name), priced: true }));
+    const index = await indexOf(all);
+    const searches = ['mario', 'mario\tkart', 'kart\u0085mario', 'b\ufeffc', 'ab', 'cd', 'zel da', 'zel\u00a0da', 'mon\u3000poke', 'ex\u2028ii', 'o\nm', 'name\u000bplain'];
+    for (const search of searches) {
+      const terms = searchTerms(search);
+      assert.ok(terms.every((term) => !/\p{White_Space}/u.test(term)), `${JSON.stringify(search)}: no term holds white space`);
+      const answer = index.page({ terms }, 0, 100);
+      assert.notEqual(answer, null, `${JSON.stringify(search)}: the index answers`);
+      assert.deepEqual(answer, scanned(all, { terms }, 0, 100), JSON.stringify(search));
+    }
+    assert.deepEqual(searchTerms('mario\tkart\r\n64\u0085x\u00a0y\u3000z'), ['mario', 'kart', '64', 'x', 'y', 'z']);
+    assert.deepEqual(searchTerms('ab\ufeffcd'), ['ab\ufeffcd']);
   });
 });

@@ -332,7 +332,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character (in search, white space is allowed and separates terms) or bytes that are not UTF-8. */
             400: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -453,7 +453,7 @@ export interface operations {
     catalogue: {
         parameters: {
             query?: {
-                /** @description Split on white space; an item matches when its name contains every term, ignoring case and accents. %, _ and \ are literal. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
+                /** @description Split on white space (space, tab, line breaks and the other Unicode white space) into terms; an item matches when its name contains every term, ignoring case and accents. %, _ and \ are literal. Text: white space of any kind (space, tab, line breaks, the other Unicode white space) separates terms; other control characters (U+0000-U+001F, U+007F-U+009F) are refused, and the value must be valid UTF-8 after percent-decoding. */
                 search?: string;
                 /** @description Case-insensitive equality with the platform. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
                 platform?: string;
@@ -550,7 +550,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character (in search, white space is allowed and separates terms) or bytes that are not UTF-8. */
             400: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -749,7 +749,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character (in search, white space is allowed and separates terms) or bytes that are not UTF-8. */
             400: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -885,7 +885,7 @@ export interface operations {
     prices: {
         parameters: {
             query?: {
-                /** @description Split on white space; an item matches when its name contains every term, ignoring case and accents. %, _ and \ are literal. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
+                /** @description Split on white space (space, tab, line breaks and the other Unicode white space) into terms; an item matches when its name contains every term, ignoring case and accents. %, _ and \ are literal. Text: white space of any kind (space, tab, line breaks, the other Unicode white space) separates terms; other control characters (U+0000-U+001F, U+007F-U+009F) are refused, and the value must be valid UTF-8 after percent-decoding. */
                 search?: string;
                 /** @description Case-insensitive equality with the platform. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
                 platform?: string;
@@ -981,7 +981,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character (in search, white space is allowed and separates terms) or bytes that are not UTF-8. */
             400: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -1100,7 +1100,7 @@ export interface operations {
     exportPrices: {
         parameters: {
             query?: {
-                /** @description Split on white space; an item matches when its name contains every term, ignoring case and accents. %, _ and \ are literal. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
+                /** @description Split on white space (space, tab, line breaks and the other Unicode white space) into terms; an item matches when its name contains every term, ignoring case and accents. %, _ and \ are literal. Text: white space of any kind (space, tab, line breaks, the other Unicode white space) separates terms; other control characters (U+0000-U+001F, U+007F-U+009F) are refused, and the value must be valid UTF-8 after percent-decoding. */
                 search?: string;
                 /** @description Case-insensitive equality with the platform. Text only: no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding. */
                 platform?: string;
@@ -1164,7 +1164,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character (in search, white space is allowed and separates terms) or bytes that are not UTF-8. */
             400: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -1364,7 +1364,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character (in search, white space is allowed and separates terms) or bytes that are not UTF-8. */
             400: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -1607,7 +1607,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character (in search, white space is allowed and separates terms) or bytes that are not UTF-8. */
             400: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -1790,7 +1790,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character (in search, white space is allowed and separates terms) or bytes that are not UTF-8. */
             400: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -2007,7 +2007,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character (in search, white space is allowed and separates terms) or bytes that are not UTF-8. */
             400: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -2247,7 +2247,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character (in search, white space is allowed and separates terms) or bytes that are not UTF-8. */
             400: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -2460,7 +2460,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character (in search, white space is allowed and separates terms) or bytes that are not UTF-8. */
             400: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -2682,7 +2682,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character or bytes that are not UTF-8. */
+            /** @description `bad_request`: An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character (in search, white space is allowed and separates terms) or bytes that are not UTF-8. */
             400: {
                 headers: {
                     /** @description Identifier of this request, for support. */

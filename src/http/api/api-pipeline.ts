@@ -20,7 +20,7 @@ import { authenticate, RefusedKeyError, type Principal } from '../../auth/authen
 import { PrincipalCache } from '../../auth/principal-cache.js';
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
-import { DeadlineExceededError, REQUEST_DEADLINE_MS, settleBy } from '../../deadline.js';
+import { REQUEST_DEADLINE_MS, settleBy } from '../../deadline.js';
 import type { PlanLimits, Scope } from '../../domain/scopes.js';
 import { AuthError } from '../../errors/auth-error.js';
 import { MeterUnavailableError, type BurstState, type Meter } from '../../metering/meter.js';
@@ -29,7 +29,6 @@ import { ceilSeconds, dayOf, monthBounds } from '../../metering/periods.js';
 import type { UsageStats } from '../../metering/usage-stats.js';
 import type { Metrics } from '../../observability/metrics.js';
 import type { HotQueries } from '../../store/hot-queries.js';
-import { StoreBusyError } from '../../store/scan-limiter.js';
 import type { App } from '../app-types.js';
 import { hostHeaderProblem } from '../connection-errors.js';
 import { ApiError, badRequest, errorBody, notFound } from '../errors.js';
@@ -37,7 +36,7 @@ import { redactSecrets } from '../log-redaction.js';
 import { ifNoneMatchMatches, strongEtag } from './conditional.js';
 import { paramValidatorCompiler } from './param-validator.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
-import { isStoreUnavailable } from './store-errors.js';
+import { isOutage, RETRY_AFTER_UNAVAILABLE_S } from '../store-unavailable.js';
 import { usageRecord } from './usage-record.js';
 
 /** Whether a logger at this level writes the per-request line (info); false for Fastify's silent logger. */
@@ -80,7 +79,6 @@ declare module 'fastify' {
 
 export const ALLOW = 'GET, HEAD, OPTIONS';
 const ACCEPTED_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-const RETRY_AFTER_UNAVAILABLE_S = 1;
 /** A give-back (refund) may hold a 5xx past the request's deadline this long at most, then goes on alone. */
 const GIVE_BACK_WAIT_MS = 200;
 
@@ -107,12 +105,7 @@ function toApiError(error: unknown, request: FastifyRequest, metrics: Metrics): 
   if (error instanceof ApiError) return error;
   // A refused key or plan (src/auth): its code names the status and body in the one error table.
   if (error instanceof AuthError) return new ApiError(error.code, error.message);
-  if (
-    error instanceof MeterUnavailableError ||
-    error instanceof StoreBusyError ||
-    error instanceof DeadlineExceededError ||
-    isStoreUnavailable(error)
-  ) {
+  if (isOutage(error)) {
     metrics.storeErrors.inc({ kind: 'unavailable' });
     if (error instanceof MeterUnavailableError) metrics.outcome('unavailable');
     request.log.warn({ err: error }, 'store or meter unavailable');

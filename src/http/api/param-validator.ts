@@ -3,7 +3,8 @@
  * "Parameters"). Ajv's type coercion accepts "+5", " 5" and "1e2" as integers, which the contract refuses,
  * so this small validator reads the same schemas with the contract's rules: unknown, repeated or empty
  * parameters are refused by name; integers are ASCII digits only; a value is text (no control character,
- * nothing that does not decode to UTF-8).
+ * nothing that does not decode to UTF-8), where a schema marked `x-white-space` (search) also takes the
+ * control characters that are white space (tab, line breaks, NEL): they separate its terms.
  */
 import type { FastifySchemaCompiler } from 'fastify';
 import { badRequest } from '../errors.js';
@@ -17,6 +18,7 @@ interface PropertySchema {
   maxLength?: number;
   pattern?: string;
   default?: unknown;
+  'x-white-space'?: boolean;
   'x-invalid'?: string;
 }
 
@@ -31,18 +33,27 @@ const DIGITS = /^[0-9]+$/;
  * some (PostgreSQL refuses NUL in text; SQLite's full-text syntax ends a string at NUL).
  */
 const NOT_TEXT = /[\p{Cc}\p{Cs}]/u;
+/** The same, less the controls that are Unicode white space (U+0009-U+000D, U+0085). */
+const NOT_TEXT_NOR_WHITE_SPACE = /(?!\p{White_Space})[\p{Cc}\p{Cs}]/u;
 
 export const TEXT_RULE = 'no control characters (U+0000-U+001F, U+007F-U+009F) and only valid UTF-8 after percent-decoding';
+export const TERMS_TEXT_RULE =
+  'white space of any kind (space, tab, line breaks, the other Unicode white space) separates terms; other control characters ' +
+  '(U+0000-U+001F, U+007F-U+009F) are refused, and the value must be valid UTF-8 after percent-decoding';
 
-function checkText(what: string, raw: string): void {
-  if (NOT_TEXT.test(raw)) {
-    throw badRequest(`${what} must not contain control characters (U+0000-U+001F, U+007F-U+009F).`);
+function checkText(what: string, raw: string, whiteSpace: boolean): void {
+  if ((whiteSpace ? NOT_TEXT_NOR_WHITE_SPACE : NOT_TEXT).test(raw)) {
+    throw badRequest(
+      whiteSpace
+        ? `${what} must not contain control characters other than white space (U+0000-U+001F, U+007F-U+009F, except tab, line breaks and NEL).`
+        : `${what} must not contain control characters (U+0000-U+001F, U+007F-U+009F).`,
+    );
   }
 }
 
 function checkValue(part: 'query' | 'path', name: string, raw: string, schema: PropertySchema): unknown {
   const what = part === 'query' ? `Query parameter '${name}'` : `Path parameter '${name}'`;
-  checkText(what, raw);
+  checkText(what, raw, schema['x-white-space'] === true);
   if (schema.type === 'integer') {
     const value = Number(raw);
     const min = schema.minimum ?? 0;
@@ -68,7 +79,7 @@ function checkValue(part: 'query' | 'path', name: string, raw: string, schema: P
 const DOCUMENTING = ['description', 'default', 'examples', 'title'];
 const KEYWORDS: Record<string, ReadonlySet<string>> = {
   integer: new Set(['type', 'minimum', 'maximum', ...DOCUMENTING]),
-  string: new Set(['type', 'minLength', 'maxLength', 'pattern', 'x-invalid', ...DOCUMENTING]),
+  string: new Set(['type', 'minLength', 'maxLength', 'pattern', 'x-invalid', 'x-white-space', ...DOCUMENTING]),
 };
 const OBJECT_KEYWORDS = new Set(['type', 'properties', 'additionalProperties', 'required', ...DOCUMENTING]);
 

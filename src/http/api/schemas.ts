@@ -5,7 +5,7 @@
 import { Type, type TSchema } from 'typebox';
 import { ERROR_DESCRIPTION, ERROR_STATUS, type ErrorCode } from '../errors.js';
 import { commonResponseHeaders, rateLimitResponseHeaders, retryAfterHeader } from './response-headers.js';
-import { TEXT_RULE } from './param-validator.js';
+import { TERMS_TEXT_RULE, TEXT_RULE } from './param-validator.js';
 
 function errorHeaders(status: number): Record<string, unknown> {
   if (status === 429) return { ...rateLimitResponseHeaders, ...retryAfterHeader };
@@ -35,11 +35,13 @@ export const Offset = Type.Integer({
 export const Search = Type.String({
   minLength: 1,
   maxLength: 200,
-  pattern: '\\S',
+  // Unicode's White_Space, as search-text.ts splits terms (OpenAPI 3.1 patterns are ECMA-262 with the u flag).
+  pattern: '\\P{White_Space}',
   description:
-    'Split on white space; an item matches when its name contains every term, ignoring case and accents. ' +
-    `%, _ and \\ are literal. Text only: ${TEXT_RULE}.`,
-  'x-invalid': "Query parameter 'search' must be 1 to 200 characters, at least one of them not a space.",
+    'Split on white space (space, tab, line breaks and the other Unicode white space) into terms; an item matches when ' +
+    `its name contains every term, ignoring case and accents. %, _ and \\ are literal. Text: ${TERMS_TEXT_RULE}.`,
+  'x-invalid': "Query parameter 'search' must be 1 to 200 characters, at least one of them not white space.",
+  'x-white-space': true,
 });
 export const Platform = Type.String({ minLength: 1, description: `Case-insensitive equality with the platform. Text only: ${TEXT_RULE}.` });
 export const Category = Type.String({ minLength: 1, description: `Case-insensitive equality with the category. Text only: ${TEXT_RULE}.` });

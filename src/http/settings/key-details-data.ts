@@ -1,4 +1,4 @@
-/** Gathers a key's details page: the key (the owner's only), its last use, 30 days by outcome, its rejections. */
+/** Gathers a key's details page: the key (the owner's only), its last use, 30 days by outcome (counted from the meter), its rejections. */
 import { ownedKey } from '../../services/keys.service.js';
 import { OUTCOMES, type Outcome } from '../../metering/usage-stats.js';
 import { getKey } from '../../store/repositories/api-key.repository.js';
@@ -27,6 +27,10 @@ export async function keyDetailsData(deps: AppDeps, accountId: number, keyId: nu
     const at = (await meter.lastUsed(accountId, [keyId])).get(keyId);
     if (at !== undefined) lastUse = { at, address: null };
   }
+  // Counted requests come from the meter, which loses none: the statistics hold their records a moment
+  // before writing them, and a server killed meanwhile loses those (docs/contract.md, "Statistics").
+  const counted = new Map((await meter.keyUsage(accountId, keyId, days[0]!, days[days.length - 1]!)).map((usage) => [usage.day, usage.requests]));
+  outcomes.counted = days.map((day) => counted.get(day) ?? 0);
   const replacement = record.replacedBy === null ? undefined : await getKey(store.db, record.replacedBy);
   return {
     now,

@@ -8,6 +8,9 @@ import type { FastifyRequest } from 'fastify';
 import { openNewKey, sealNewKey } from '../../services/settings-auth/reveal.js';
 import type { Session } from '../../services/settings-auth/sessions.js';
 import type { Store } from '../../store/database.js';
+import { InputError } from '../../errors/input-error.js';
+import type { KeepNewKey } from '../../services/keys.service.js';
+import { paths } from './paths.js';
 import { putReveal, recordFormUse, takeReveal } from '../../store/repositories/settings-auth.repository.js';
 import { SESSION_ABSOLUTE_MS } from '../../services/settings-auth/sessions.js';
 
@@ -24,10 +27,22 @@ export async function firstSubmission(store: Store, session: Session, nonce: str
   return recordFormUse(store.db, nonce, session.idHash, new Date(now).toISOString(), new Date(now - SESSION_ABSOLUTE_MS).toISOString());
 }
 
-export async function keepNewKey(store: Store, request: FastifyRequest, session: Session, keyId: number, key: string, now: number): Promise<void> {
+/**
+ * Keeps a new key in the session's slot, on the transaction that makes it (keys.service.ts, KeepNewKey).
+ * While a key made before is still waiting to be shown (two tabs, two posts at once), the submission is
+ * refused and makes nothing: every key made is the one its session is shown.
+ */
+export function keepNewKey(request: FastifyRequest, session: Session, now: number): KeepNewKey {
   const cookie = request.settingsCookie;
   if (cookie === null) throw new Error('settings: no session cookie to seal the new key with');
-  await putReveal(store.db, { sessionHash: session.idHash, keyId, secret: sealNewKey(cookie, key), createdAt: new Date(now).toISOString() });
+  return async (db, created) => {
+    const reveal = { sessionHash: session.idHash, keyId: created.id, secret: sealNewKey(cookie, created.key), createdAt: new Date(now).toISOString() };
+    if (!(await putReveal(db, reveal, new Date(now - REVEAL_TTL_MS).toISOString()))) {
+      throw new InputError(
+        `Another new key is waiting to be shown to you: open ${paths.createdKey} to copy it, then send this form again. Nothing was made.`,
+      );
+    }
+  };
 }
 
 /** The waiting key, exactly once, and only within REVEAL_TTL_MS of its making. */

@@ -9,6 +9,7 @@ export type PageErrorKind =
   | 'forbidden_request' // 403: foreign origin, or a missing or wrong form token
   | 'not_found' // 404: no such page, or a key that is not the owner's
   | 'bad_request' // 400: a request no form of ours sends
+  | 'unavailable' // 503: a store is down or did not answer within the request's deadline (retry shortly)
   | 'unexpected'; // 500: a fault of ours (logged)
 
 const STATUS: Record<PageErrorKind, number> = {
@@ -18,6 +19,7 @@ const STATUS: Record<PageErrorKind, number> = {
   forbidden_request: 403,
   not_found: 404,
   bad_request: 400,
+  unavailable: 503,
   unexpected: 500,
 };
 
@@ -29,3 +31,6 @@ export class PageError extends Error {
     this.status = STATUS[kind];
   }
 }
+
+/** The message of an `unavailable` page error for a posted form, whose change may or may not have been made. */
+export const UNAVAILABLE_AFTER_POST = 'posted';

@@ -8,5 +8,7 @@ export function renderDocument(view: VNode): string {
 }
 
 export function sendPage(reply: FastifyReply, status: number, view: VNode): FastifyReply {
+  // A page whose queries finished after the request's deadline: its 503 went out already.
+  if (reply.sent) return reply;
   return reply.code(status).type('text/html; charset=utf-8').send(renderDocument(view));
 }

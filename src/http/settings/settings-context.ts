@@ -17,6 +17,8 @@ declare module 'fastify' {
     settingsCookie: string | null;
     /** The form token for this page's forms (GET pages with a session). */
     formToken: string;
+    /** Epoch ms by which the page is answered, 503 if the stores have not answered (src/deadline.ts). */
+    settingsDeadline: number;
   }
 }
 

@@ -21,7 +21,9 @@ import { InputError, NotFoundError } from '../../errors/input-error.js';
 import { SESSION_COOKIE, loadSession } from '../../services/settings-auth/sessions.js';
 import { ensureSecret } from '../../store/repositories/settings-auth.repository.js';
 import type { App, AppDeps } from '../app-types.js';
-import { PageError } from './page-errors.js';
+import { REQUEST_DEADLINE_MS, settleBy } from '../../deadline.js';
+import { isOutage, RETRY_AFTER_UNAVAILABLE_S } from '../store-unavailable.js';
+import { PageError, UNAVAILABLE_AFTER_POST } from './page-errors.js';
 import { SETTINGS_PREFIX } from './paths.js';
 import { sendPage } from './render.js';
 import { registerSettingsRoutes } from './routes/index.js';
@@ -46,10 +48,17 @@ export async function registerSettings(app: App, deps: AppDeps): Promise<void> {
         route.config = { ...(route.config ?? {}), public: true };
         // The OpenAPI document describes the Developer API only.
         route.schema = { ...(route.schema ?? {}), hide: true };
+        // The page's queries get what is left of the request's deadline (set in onRequest), then 503, as
+        // on the API: a stalled store otherwise held the page for the driver's own time limit, then 500.
+        const handler = route.handler as (this: unknown, request: FastifyRequest, reply: FastifyReply) => unknown;
+        route.handler = function (this: unknown, request: FastifyRequest, reply: FastifyReply) {
+          return settleBy(request.settingsDeadline, Promise.resolve(handler.call(this, request, reply)), 'the settings page');
+        } as typeof route.handler;
       });
       settings.decorateRequest('settingsSession', null);
       settings.decorateRequest('settingsCookie', null);
       settings.decorateRequest('formToken', '');
+      settings.decorateRequest('settingsDeadline', 0);
 
       await settings.register(fastifyCookie);
       await settings.register(fastifyFormbody, { bodyLimit: FORM_BODY_LIMIT });
@@ -71,8 +80,9 @@ export async function registerSettings(app: App, deps: AppDeps): Promise<void> {
 
       settings.addHook('onRequest', async (request, reply) => {
         reply.header('cache-control', 'no-store');
+        request.settingsDeadline = Date.now() + REQUEST_DEADLINE_MS;
         const cookie = request.cookies[SESSION_COOKIE];
-        const session = await loadSession(store, cookie, clock.now());
+        const session = await settleBy(request.settingsDeadline, loadSession(store, cookie, clock.now()), 'the session lookup');
         request.settingsSession = session;
         request.settingsCookie = session === null ? null : (cookie ?? null);
       });
@@ -105,8 +115,12 @@ export async function registerSettings(app: App, deps: AppDeps): Promise<void> {
 
       settings.setErrorHandler(async (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
         const pageError = toPageError(error, request);
-        const signedIn = request.settingsSession !== null && pageError.kind !== 'signed_out';
-        const shell = signedIn ? await shellFor(context, request, reply, null).catch(() => null) : null;
+        // An outage's page is plain: the shell would ask the store again.
+        const signedIn = request.settingsSession !== null && pageError.kind !== 'signed_out' && pageError.kind !== 'unavailable';
+        const shell = signedIn
+          ? await settleBy(request.settingsDeadline, shellFor(context, request, reply, null), 'the page shell').catch(() => null)
+          : null;
+        if (pageError.kind === 'unavailable') reply.header('retry-after', RETRY_AFTER_UNAVAILABLE_S);
         return sendPage(reply, pageError.status, errorPage(pageError, shell, config.settingsReauthMinutes));
       });
 
@@ -122,6 +136,11 @@ function toPageError(error: unknown, request: FastifyRequest): PageError {
   if (error instanceof InputError) return new PageError('bad_request', error.message);
   const code = (error as { code?: unknown }).code;
   if (code === 'FST_CSRF_MISSING_SECRET' || code === 'FST_CSRF_INVALID_TOKEN') return new PageError('forbidden_request', 'form_token');
+  if (isOutage(error)) {
+    // Expected while a store is down or stalled: a warning naming the cause, no stack (not a fault of ours).
+    request.log.warn({ cause: error instanceof Error ? error.message : String(error) }, 'settings: store unavailable');
+    return new PageError('unavailable', request.method === 'POST' ? UNAVAILABLE_AFTER_POST : 'unavailable');
+  }
   const status = (error as { statusCode?: unknown }).statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     request.log.info({ err: error }, 'settings: bad request');

@@ -86,13 +86,24 @@ export async function pruneSessions(db: Kysely<Database>, idleBefore: string, st
     .execute();
 }
 
-/** Puts a new key in the session's one-time slot, replacing any key not yet shown. */
-export async function putReveal(db: Kysely<Database>, reveal: { sessionHash: string; keyId: number; secret: string; createdAt: string }): Promise<void> {
-  await db.deleteFrom('settings_reveals').where('session_hash', '=', reveal.sessionHash).execute();
-  await db
+/**
+ * Puts a new key in the session's one-time slot, on the transaction that makes the key; false, changing
+ * nothing, while another key made since `notBefore` still waits there to be shown. A key waiting from
+ * before `notBefore` can no longer be shown and gives up its place. One insert that does nothing on a
+ * conflict: two posts at once never both delete and insert (a unique violation, once a 500).
+ */
+export async function putReveal(
+  db: Kysely<Database>,
+  reveal: { sessionHash: string; keyId: number; secret: string; createdAt: string },
+  notBefore: string,
+): Promise<boolean> {
+  await db.deleteFrom('settings_reveals').where('session_hash', '=', reveal.sessionHash).where('created_at', '<', notBefore).execute();
+  const result = await db
     .insertInto('settings_reveals')
     .values({ session_hash: reveal.sessionHash, key_id: reveal.keyId, secret: reveal.secret, created_at: reveal.createdAt })
-    .execute();
+    .onConflict((oc) => oc.column('session_hash').doNothing())
+    .executeTakeFirst();
+  return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
 }
 
 /** Takes the session's waiting key out of its slot: whoever deletes the row gets it, exactly once. */

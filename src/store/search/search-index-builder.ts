@@ -4,8 +4,7 @@ import { PostingsBuilder, type Postings } from './postings.js';
 import { SearchIndex } from './search-index.js';
 import { heavyTermSets, TermSets } from './term-sets.js';
 import { TokenTable } from './token-table.js';
-
-const WHITE_SPACE_RUNS = /\s+/u;
+import { WHITE_SPACE_RUNS } from '../search-text.js';
 
 /** A growable Float64Array: masterItemIds reach 2^53. */
 class IdList {

@@ -27,6 +27,7 @@ import { orPostings, postingsBytes, type Postings } from './postings.js';
 import { pricedRuns, pricedSummary, type PricedRuns, type PricedSummary } from './priced-runs.js';
 import type { TermSets } from './term-sets.js';
 import type { TokenTable } from './token-table.js';
+import { WHITE_SPACE } from '../search-text.js';
 
 /** What a search asks, with every value already in the store's folded or lower-cased form. */
 export interface IndexQuery {
@@ -60,7 +61,6 @@ export interface IndexParts {
   termSets: TermSets;
 }
 
-const WHITE_SPACE = /\s/u;
 
 export class SearchIndex {
   private scratch: [Bitset, Bitset] | null = null;

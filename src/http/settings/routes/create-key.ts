@@ -35,8 +35,8 @@ export function registerCreateKey(app: SettingsApp, context: SettingsContext): v
         now,
         keyPrefix: config.keyPrefix,
         actor: ownerActor(session, request),
+        keep: keepNewKey(request, session, now),
       });
-      await keepNewKey(store, request, session, created.id, created.key, now);
       request.log.info({ accountId: session.accountId, keyId: created.id }, 'settings: key created');
       return reply.redirect(paths.createdKey, 303);
     } catch (error) {

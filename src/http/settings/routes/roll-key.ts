@@ -37,8 +37,8 @@ export function registerRollKey(app: SettingsApp, context: SettingsContext): voi
         now,
         keyPrefix: config.keyPrefix,
         actor: ownerActor(session, request),
+        keep: keepNewKey(request, session, now),
       });
-      await keepNewKey(store, request, session, created.id, created.key, now);
       request.log.info({ accountId: session.accountId, keyId, newKeyId: created.id }, 'settings: key rolled');
       return reply.redirect(paths.createdKey, 303);
     } catch (error) {

@@ -1,6 +1,6 @@
 /** The page for each reason a request was not done; every one says what happened and what to do next. */
 import type { VNode } from 'preact';
-import type { PageError } from '../page-errors.js';
+import { UNAVAILABLE_AFTER_POST, type PageError } from '../page-errors.js';
 import { paths } from '../paths.js';
 import type { SignedInShell } from './layout.js';
 import { MessagePage } from './message-page.js';
@@ -74,6 +74,17 @@ export function errorPage(error: PageError, shell: SignedInShell | null, reauthM
       return (
         <MessagePage title="This request could not be understood" shell={shell}>
           <p>Nothing was changed. Go back, reload the page, and try again.</p>
+        </MessagePage>
+      );
+    case 'unavailable':
+      return (
+        <MessagePage title="Settings are temporarily unavailable" shell={null}>
+          <p>We could not reach the service's data just now. Try again in a moment.</p>
+          {error.message === UNAVAILABLE_AFTER_POST ? (
+            <p>
+              Your change may not have been made: check the <a href={paths.overview}>overview</a> before you send it again.
+            </p>
+          ) : null}
         </MessagePage>
       );
     case 'unexpected':
