@@ -1,36 +1,38 @@
 /**
- * The database meter on PostgreSQL (DATABASE_URL=postgres://... without REDIS_URL). Each admission is one
- * transaction that first takes a transaction-scoped advisory lock on the account, so admissions of one
- * account are serialized across every server while other accounts proceed in parallel; the counts are
+ * The database meter on PostgreSQL (DATABASE_URL=postgres://... without REDIS_URL). Admissions of one
+ * account are decided in transactions that first take a transaction-scoped advisory lock on the account,
+ * so they are serialized across every server while other accounts proceed in parallel; the counts are
  * durable once the transaction commits.
+ *
+ * One transaction per account at a time, per process. The admissions of an account asked for while its
+ * transaction is in flight wait in memory, and go to PostgreSQL together in the next one
+ * (postgres-admission-batch.ts: five round trips whatever their number). So an account with hundreds of
+ * requests in flight holds one pooled connection and waits on its own lock once per batch; the other
+ * accounts keep the rest of the pool. A request still waiting in memory at its deadline is refused there
+ * (503), having held no connection and counted nothing.
  *
  * A late admission counts nothing. When PostgreSQL stalls (SIGSTOP, a saturated host) the server answers
  * 503 at the request's deadline, but cannot take back the statements already on the socket: PostgreSQL
  * runs them when it resumes. So the COMMIT travels in one message with a check of the deadline against
- * PostgreSQL's clock; past it the check raises, the message's COMMIT is skipped, and the transaction rolls
- * back. A commit whose reply still reaches the server after it gave up (a slow network, clocks apart by
- * more than the margin) is undone: its burst row removed, its quota and day counts given back.
+ * PostgreSQL's clock (the earliest deadline of the batch); past it the check raises, the message's COMMIT
+ * is skipped, and the transaction rolls back. A commit whose reply still reaches the server after it gave
+ * up (a slow network, clocks apart by more than the margin) is undone: its burst rows removed, its quota
+ * and day counts given back.
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
+import { DeadlineExceededError } from '../deadline.js';
 import type { Admission, AdmitRequest, KeyDailyUsage, Meter } from './meter.js';
 import { MeterUnavailableError, settleMeterBy } from './meter.js';
 import { WINDOW_MS, dayOf, periodOf } from './periods.js';
+import { admitBatch, lockAccount } from './postgres-admission-batch.js';
 
-/** Advisory locks are one namespace per database: this class keeps to its own (two-int form). */
-const LOCK_CLASS = 0x5e1f;
 /** How long an admission or a give-back without a deadline may wait for PostgreSQL. */
 const ADMIT_TIMEOUT_MS = 1500;
 /** A give-back's token is kept this long: far past its last retry (give-back.ts retries for 10 minutes). */
 const REFUND_TOKEN_KEPT_MS = 86_400_000;
 /** The commit's deadline is this much before the server gives up: the time its reply has to come back. */
 const REPLY_MARGIN_MS = 200;
-
-/** Serializes the meter's transactions of one account until the transaction ends. */
-async function lockAccount(trx: Kysely<Database>, accountId: number): Promise<void> {
-  // Ids past 2^31 share a lock with another account: that only serializes the two, never miscounts.
-  await sql`select pg_advisory_xact_lock(${LOCK_CLASS}::int, ${accountId % 2_147_483_647}::int)`.execute(trx);
-}
 
 /**
  * COMMIT, unless PostgreSQL's clock is past `deadline` (epoch ms) when it gets to it. Both statements go in
@@ -46,7 +48,27 @@ function commitBefore(deadline: number): string {
 end $$; commit`;
 }
 
+/** An admission waiting for its account's next transaction. */
+interface Waiting {
+  request: AdmitRequest;
+  deadline: number;
+  resolve: (admission: Admission) => void;
+  reject: (error: unknown) => void;
+  /** Refuses it at its deadline while it still waits; cleared when it goes to PostgreSQL. */
+  timer: NodeJS.Timeout;
+  refused: boolean;
+}
+
+/** One account's admissions in this process: those waiting, and whether its transaction is in flight. */
+interface AccountLine {
+  waiting: Waiting[];
+  inFlight: boolean;
+  scheduled: boolean;
+}
+
 export class PostgresMeter implements Meter {
+  private readonly lines = new Map<number, AccountLine>();
+
   constructor(private readonly db: Kysely<Database>) {}
 
   private async guard<T>(work: () => Promise<T>): Promise<T> {
@@ -59,12 +81,11 @@ export class PostgresMeter implements Meter {
 
   /**
    * Runs `work` in a transaction that commits only if PostgreSQL gets to the COMMIT before `giveUpAt` less
-   * the reply margin; rejects at `giveUpAt` (MeterUnavailableError). `onLate` gets a result that committed
-   * in time but whose reply came after the server gave up.
+   * the reply margin. Settles when the transaction ends, however late: see transactionBefore.
    */
-  private async transactionBefore<T>(giveUpAt: number, work: (trx: Kysely<Database>) => Promise<T>, onLate?: (value: T) => void): Promise<T> {
+  private transaction<T>(giveUpAt: number, work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
     const commit = commitBefore(Math.floor(giveUpAt - REPLY_MARGIN_MS));
-    const transaction = this.db.connection().execute(async (conn) => {
+    return this.db.connection().execute(async (conn) => {
       await sql`begin`.execute(conn);
       try {
         const result = await work(conn);
@@ -76,84 +97,90 @@ export class PostgresMeter implements Meter {
         throw error;
       }
     });
-    return settleMeterBy(giveUpAt, transaction, 'metering', onLate);
   }
 
-  admit(r: AdmitRequest): Promise<Admission> {
-    const giveUpAt = r.deadline ?? Date.now() + ADMIT_TIMEOUT_MS;
-    return this.transactionBefore(giveUpAt, (trx) => this.decide(trx, r), (late) => this.undo(r, late));
+  /**
+   * transaction(), rejecting at `giveUpAt` (MeterUnavailableError). `onLate` gets a result that committed
+   * in time but whose reply came after the server gave up.
+   */
+  private transactionBefore<T>(giveUpAt: number, work: (trx: Kysely<Database>) => Promise<T>, onLate?: (value: T) => void): Promise<T> {
+    return settleMeterBy(giveUpAt, this.transaction(giveUpAt, work), 'metering', onLate);
   }
 
-  /** Takes back an admission committed after the server gave up on it (see the file comment). */
-  private undo(r: AdmitRequest, admission: Admission): void {
-    if (!admission.burst.allowed) return;
-    const counted = r.quota && admission.quota?.allowed === true;
-    const work = this.db.transaction().execute(async (trx) => {
-      await lockAccount(trx, r.accountId);
-      const removed = await sql`
-        delete from burst_events where ctid = (
-          select ctid from burst_events where account_id = ${r.accountId} and at_ms = ${r.now} limit 1
-        )`.execute(trx);
-      // The row is gone already (a window pruned a minute later): so is its count.
-      if (removed.numAffectedRows !== 1n) return;
-      await trx.updateTable('burst_windows').set({ n: sql`n - 1` }).where('account_id', '=', r.accountId).where('n', '>', 0).execute();
-      if (counted) await this.giveBack(trx, r.accountId, r.keyId, periodOf(r.now), dayOf(r.now));
+  admit(request: AdmitRequest): Promise<Admission> {
+    const deadline = request.deadline ?? Date.now() + ADMIT_TIMEOUT_MS;
+    let line = this.lines.get(request.accountId);
+    if (line === undefined) this.lines.set(request.accountId, (line = { waiting: [], inFlight: false, scheduled: false }));
+    const waitingLine = line;
+    return new Promise<Admission>((resolve, reject) => {
+      const waiting: Waiting = {
+        request,
+        deadline,
+        resolve,
+        reject,
+        refused: false,
+        timer: setTimeout(() => {
+          waiting.refused = true;
+          reject(new MeterUnavailableError(new DeadlineExceededError('metering (waiting for the account\'s transaction)')));
+        }, Math.max(0, deadline - Date.now())),
+      };
+      waitingLine.waiting.push(waiting);
+      // Those asked for in the same turn of the event loop go together.
+      if (!waitingLine.inFlight && !waitingLine.scheduled) {
+        waitingLine.scheduled = true;
+        setImmediate(() => this.send(request.accountId, waitingLine));
+      }
     });
-    // A failure leaves the request counted: over-counted at worst, as for a refund that fails.
-    work.catch(() => {});
   }
 
-  /** The admission's statements, inside the transaction admit() opened on `trx`. */
-  private async decide(trx: Kysely<Database>, r: AdmitRequest): Promise<Admission> {
-    await lockAccount(trx, r.accountId);
-    const pruned = await trx
-      .deleteFrom('burst_events')
-      .where('account_id', '=', r.accountId)
-      .where('at_ms', '<=', r.now - WINDOW_MS)
-      .executeTakeFirst();
-    const left = Number(pruned.numDeletedRows);
-    if (left > 0) {
-      await trx.updateTable('burst_windows').set({ n: sql`n - ${left}` }).where('account_id', '=', r.accountId).execute();
+  /** Sends the account's waiting admissions to PostgreSQL in one transaction; the next wait for it to end. */
+  private send(accountId: number, line: AccountLine): void {
+    line.scheduled = false;
+    const batch = line.waiting.filter((w) => !w.refused);
+    line.waiting = [];
+    if (batch.length === 0) {
+      this.lines.delete(accountId);
+      return;
     }
-    const window = await trx.selectFrom('burst_windows').select('n').where('account_id', '=', r.accountId).executeTakeFirst();
-    const n = window?.n ?? 0;
-    const oldestRow =
-      n === 0
-        ? undefined
-        : await trx.selectFrom('burst_events').select((eb) => eb.fn.min('at_ms').as('oldest')).where('account_id', '=', r.accountId).executeTakeFirst();
-    const oldest = oldestRow?.oldest == null ? null : Number(oldestRow.oldest);
-    if (n >= r.limits.perMinute) {
-      return { burst: { allowed: false, remaining: 0, resetInMs: oldest === null ? WINDOW_MS : oldest + WINDOW_MS - r.now }, quota: null };
+    line.inFlight = true;
+    let giveUpAt = Infinity;
+    for (const w of batch) {
+      clearTimeout(w.timer);
+      giveUpAt = Math.min(giveUpAt, w.deadline);
     }
-    await trx.insertInto('burst_events').values({ account_id: r.accountId, at_ms: r.now }).execute();
-    await trx
-      .insertInto('burst_windows')
-      .values({ account_id: r.accountId, n: 1 })
-      .onConflict((oc) => oc.column('account_id').doUpdateSet({ n: sql`burst_windows.n + 1` }))
-      .execute();
-    await trx.updateTable('api_keys').set({ last_used_at: new Date(r.now).toISOString() }).where('id', '=', r.keyId).execute();
-    const burst = { allowed: true, remaining: r.limits.perMinute - n - 1, resetInMs: (oldest ?? r.now) + WINDOW_MS - r.now };
-    const period = periodOf(r.now);
-    const row = await trx
-      .selectFrom('quota_usage')
-      .select('used')
-      .where('account_id', '=', r.accountId)
-      .where('period', '=', period)
-      .executeTakeFirst();
-    const used = row?.used ?? 0;
-    if (!r.quota) return { burst, quota: { allowed: true, used, period } };
-    if (used >= r.limits.monthly) return { burst, quota: { allowed: false, used, period } };
-    await trx
-      .insertInto('quota_usage')
-      .values({ account_id: r.accountId, period, used: 1 })
-      .onConflict((oc) => oc.columns(['account_id', 'period']).doUpdateSet({ used: sql`quota_usage.used + 1` }))
-      .execute();
-    await trx
-      .insertInto('key_usage_daily')
-      .values({ key_id: r.keyId, day: dayOf(r.now), requests: 1 })
-      .onConflict((oc) => oc.columns(['key_id', 'day']).doUpdateSet({ requests: sql`key_usage_daily.requests + 1` }))
-      .execute();
-    return { burst, quota: { allowed: true, used: used + 1, period } };
+    const requests = batch.map((w) => w.request);
+    const transaction = this.transaction(giveUpAt, (trx) => admitBatch(trx, accountId, requests));
+    settleMeterBy(giveUpAt, transaction, 'metering', (late) => this.undo(requests, late)).then(
+      (admissions) => batch.forEach((w, i) => w.resolve(admissions[i]!)),
+      (error: unknown) => batch.forEach((w) => w.reject(error)),
+    );
+    const ended = () => {
+      line.inFlight = false;
+      if (line.waiting.length > 0) this.send(accountId, line);
+      else if (!line.scheduled) this.lines.delete(accountId);
+    };
+    transaction.then(ended, ended);
+  }
+
+  /** Takes back admissions committed after the server gave up on them (see the file comment). */
+  private undo(requests: readonly AdmitRequest[], admissions: readonly Admission[]): void {
+    const admitted = requests.flatMap((r, i) => (admissions[i]!.burst.allowed ? [{ r, counted: r.quota && admissions[i]!.quota?.allowed === true }] : []));
+    if (admitted.length === 0) return;
+    const work = this.db.transaction().execute(async (trx) => {
+      await lockAccount(trx, admitted[0]!.r.accountId);
+      for (const { r, counted } of admitted) {
+        const removed = await sql`
+          delete from burst_events where ctid = (
+            select ctid from burst_events where account_id = ${r.accountId} and at_ms = ${r.now} limit 1
+          )`.execute(trx);
+        // The row is gone already (a window pruned a minute later): so is its count.
+        if (removed.numAffectedRows !== 1n) continue;
+        await trx.updateTable('burst_windows').set({ n: sql`n - 1` }).where('account_id', '=', r.accountId).where('n', '>', 0).execute();
+        if (counted) await this.giveBack(trx, r.accountId, r.keyId, periodOf(r.now), dayOf(r.now));
+      }
+    });
+    // A failure leaves the requests counted: over-counted at worst, as for a refund that fails.
+    work.catch(() => {});
   }
 
   refund(accountId: number, keyId: number, period: string, day: string, deadline?: number, token?: string): Promise<void> {
