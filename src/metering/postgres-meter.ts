@@ -6,7 +6,7 @@
  *
  * One transaction per account at a time, per process. The admissions of an account asked for while its
  * transaction is in flight wait in memory, and go to PostgreSQL together in the next one
- * (postgres-admission-batch.ts: five round trips whatever their number). So an account with hundreds of
+ * (postgres-admission-batch.ts: three round trips whatever their number). So an account with hundreds of
  * requests in flight holds one pooled connection and waits on its own lock once per batch; the other
  * accounts keep the rest of the pool. A request still waiting in memory at its deadline is refused there
  * (503), having held no connection and counted nothing.
@@ -80,17 +80,15 @@ export class PostgresMeter implements Meter {
   }
 
   /**
-   * Runs `work` in a transaction that commits only if PostgreSQL gets to the COMMIT before `giveUpAt` less
-   * the reply margin. Settles when the transaction ends, however late: see transactionBefore.
+   * Runs `work` on one connection; it opens a transaction and ends it with `commit`, which commits only if
+   * PostgreSQL gets to it before `giveUpAt` less the reply margin. Settles when the transaction ends,
+   * however late: see transactionBefore.
    */
-  private transaction<T>(giveUpAt: number, work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+  private transaction<T>(giveUpAt: number, work: (conn: Kysely<Database>, commit: string) => Promise<T>): Promise<T> {
     const commit = commitBefore(Math.floor(giveUpAt - REPLY_MARGIN_MS));
     return this.db.connection().execute(async (conn) => {
-      await sql`begin`.execute(conn);
       try {
-        const result = await work(conn);
-        await sql.raw(commit).execute(conn);
-        return result;
+        return await work(conn, commit);
       } catch (error) {
         // On a lost connection the rollback fails too; PostgreSQL rolls back by itself then.
         await sql`rollback`.execute(conn).catch(() => {});
@@ -100,11 +98,17 @@ export class PostgresMeter implements Meter {
   }
 
   /**
-   * transaction(), rejecting at `giveUpAt` (MeterUnavailableError). `onLate` gets a result that committed
-   * in time but whose reply came after the server gave up.
+   * `work` in a transaction (see transaction), rejecting at `giveUpAt` (MeterUnavailableError). `onLate`
+   * gets a result that committed in time but whose reply came after the server gave up.
    */
   private transactionBefore<T>(giveUpAt: number, work: (trx: Kysely<Database>) => Promise<T>, onLate?: (value: T) => void): Promise<T> {
-    return settleMeterBy(giveUpAt, this.transaction(giveUpAt, work), 'metering', onLate);
+    const transaction = this.transaction(giveUpAt, async (conn, commit) => {
+      await sql`begin`.execute(conn);
+      const result = await work(conn);
+      await sql.raw(commit).execute(conn);
+      return result;
+    });
+    return settleMeterBy(giveUpAt, transaction, 'metering', onLate);
   }
 
   admit(request: AdmitRequest): Promise<Admission> {
@@ -149,7 +153,7 @@ export class PostgresMeter implements Meter {
       giveUpAt = Math.min(giveUpAt, w.deadline);
     }
     const requests = batch.map((w) => w.request);
-    const transaction = this.transaction(giveUpAt, (trx) => admitBatch(trx, accountId, requests));
+    const transaction = this.transaction(giveUpAt, (conn, commit) => admitBatch(conn, accountId, requests, commit));
     settleMeterBy(giveUpAt, transaction, 'metering', (late) => this.undo(requests, late)).then(
       (admissions) => batch.forEach((w, i) => w.resolve(admissions[i]!)),
       (error: unknown) => batch.forEach((w) => w.reject(error)),

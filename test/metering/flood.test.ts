@@ -51,6 +51,8 @@ describe('one account floods the meter while another sends requests beside it', 
     flooding = false;
     await besideAccount;
 
+    // On failure, why: the first warnings of the meter or the store.
+    if (flood.some((s) => s.startsWith('503'))) t.diagnostic(ctx.logs.text().split('\n').filter((l) => /unavailable|deadline/.test(l)).slice(0, 3).join('\n'));
     const tally = (list: string[]) => list.reduce<Record<string, number>>((acc, s) => ({ ...acc, [s]: (acc[s] ?? 0) + 1 }), {});
     assert.deepEqual(tally(flood), { '200': QUOTA, '429 quota_exceeded': SENT - QUOTA });
     assert.deepEqual(tally(beside), { '200': beside.length }, 'the other account is served in full');
