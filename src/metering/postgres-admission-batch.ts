@@ -2,17 +2,17 @@
  * The admissions of one account that the PostgreSQL meter sends together (postgres-meter.ts): one
  * transaction takes the account's advisory lock, reads its window and quota counts in one statement,
  * decides every admission in turn here, in the order they were asked for, exactly as one transaction each
- * would have, and writes the outcome in one statement. However many requests the batch holds, that is three
- * round trips (BEGIN with the lock, the read, the write with the COMMIT): an account sending hundreds at once
+ * would have, and writes the outcome in one statement. However many requests the batch holds, that is two
+ * round trips (BEGIN, the lock and the read; the write and the COMMIT): an account sending hundreds at once
  * costs the store about what one request does, and holds one pooled connection, not all of them.
  *
- * Few round trips matter most when the server is busy: each reply waits its turn on the event loop. So
- * BEGIN and the lock go in one message, and so do the write and the COMMIT, in the simple protocol, which
- * takes no parameters: their values are written into the text by the functions below, which accept only
- * integers and the meter's own ISO dates (anything else throws rather than reach PostgreSQL).
+ * Few round trips matter most when servers are busy: each reply waits its turn on the event loop, and
+ * while it waits the account's lock is held, so every other server's batch of the account waits too. So
+ * each round trip is one message in the simple protocol, which takes no parameters: the values are written
+ * into the text by the functions below, which accept only integers and the meter's own ISO dates
+ * (anything else throws rather than reach PostgreSQL).
  */
-import { sql, type Kysely } from 'kysely';
-import type { Database } from '../store/schema.js';
+import type pg from 'pg';
 import type { Admission, AdmitRequest } from './meter.js';
 import { WINDOW_MS, dayOf, periodOf } from './periods.js';
 
@@ -23,10 +23,6 @@ const LOCK_CLASS = 0x5e1f;
 export function lockStatement(accountId: number): string {
   // Ids past 2^31 share a lock with another account: that only serializes the two, never miscounts.
   return `select pg_advisory_xact_lock(${LOCK_CLASS}, ${int(accountId % 2_147_483_647)})`;
-}
-
-export async function lockAccount(trx: Kysely<Database>, accountId: number): Promise<void> {
-  await sql.raw(lockStatement(accountId)).execute(trx);
 }
 
 function int(n: number): string {
@@ -110,13 +106,15 @@ export function decideBatch(stored: StoredAccount, requests: readonly AdmitReque
   return { admissions, writes };
 }
 
-/** Reads what the batch decides on; the account's lock is held (taken with BEGIN). */
-async function readAccount(trx: Kysely<Database>, accountId: number, periods: string[]): Promise<StoredAccount> {
-  const { rows } = await sql<{ times: number[] | null; used: Record<string, number> | null }>`
-    select
-      (select array_agg(at_ms::float8 order by at_ms) from burst_events where account_id = ${accountId}) as times,
-      (select json_object_agg(period, used) from quota_usage where account_id = ${accountId} and period = any(${periods}::text[])) as used`.execute(trx);
-  const row = rows[0];
+/** The statement reading what the batch decides on, once the account's lock is held. */
+function readStatement(accountId: number, periods: readonly string[]): string {
+  const account = int(accountId);
+  return `select
+      (select array_agg(at_ms::float8 order by at_ms) from burst_events where account_id = ${account}) as times,
+      (select json_object_agg(period, used) from quota_usage where account_id = ${account} and period = any(${textArray(periods)})) as used`;
+}
+
+function storedAccount(row: { times: number[] | null; used: Record<string, number> | null } | undefined): StoredAccount {
   return { times: row?.times ?? [], used: new Map(Object.entries(row?.used ?? {})) };
 }
 
@@ -154,14 +152,66 @@ function writeStatement(accountId: number, writes: BatchWrites): string {
 }
 
 /**
- * The batch's transaction on `conn`: BEGIN with the lock, the read, then the write sent with `commit` (the
- * statements that end the transaction) in one message. Every request is of `accountId`.
+ * The batch's transaction on `client`: BEGIN, the lock and the read in one message, then the write sent
+ * with `commit` (the statements that end the transaction) in another. Every request is of `accountId`.
+ * On an error the caller rolls back.
  */
-export async function admitBatch(conn: Kysely<Database>, accountId: number, requests: readonly AdmitRequest[], commit: string): Promise<Admission[]> {
-  await sql.raw(`begin; ${lockStatement(accountId)}`).execute(conn);
+export async function admitBatch(client: pg.ClientBase, accountId: number, requests: readonly AdmitRequest[], commit: string): Promise<Admission[]> {
   const periods = [...new Set(requests.map((r) => periodOf(r.now)))];
-  const stored = await readAccount(conn, accountId, periods);
-  const { admissions, writes } = decideBatch(stored, requests);
-  await sql.raw(`${writeStatement(accountId, writes)}; ${commit}`).execute(conn);
+  // Several statements in one message: pg answers with one result each.
+  const results = (await client.query(`begin; ${lockStatement(accountId)}; ${readStatement(accountId, periods)}`)) as unknown as pg.QueryResult[];
+  const read = results.at(-1) as pg.QueryResult<{ times: number[] | null; used: Record<string, number> | null }> | undefined;
+  const { admissions, writes } = decideBatch(storedAccount(read?.rows[0]), requests);
+  await client.query(`${writeStatement(accountId, writes)}; ${commit}`);
   return admissions;
 }
+
+/** An admission to take back: its time in the window, and its key when it was counted against the quota. */
+export interface Undone {
+  at: number;
+  counted: { keyId: number; period: string; day: string } | null;
+}
+
+/**
+ * One message that takes back admissions of `accountId` committed after the server answered them 503:
+ * BEGIN, the lock, one statement, COMMIT. One of the window's rows at each time goes (as many as there are
+ * admissions at that time), and the quota and day counts of the counted ones are given back, never below 0.
+ */
+export function undoMessage(accountId: number, undone: readonly Undone[]): string {
+  const account = int(accountId);
+  const times = new Map<number, number>();
+  for (const u of undone) times.set(u.at, (times.get(u.at) ?? 0) + 1);
+  const periods = new Map<string, number>();
+  const days = new Map<string, { keyId: number; day: string; n: number }>();
+  for (const { counted } of undone) {
+    if (counted === null) continue;
+    periods.set(counted.period, (periods.get(counted.period) ?? 0) + 1);
+    const keyDay = `${counted.keyId} ${counted.day}`;
+    const known = days.get(keyDay);
+    if (known === undefined) days.set(keyDay, { keyId: counted.keyId, day: counted.day, n: 1 });
+    else known.n++;
+  }
+  const dayList = [...days.values()];
+  return `begin; ${lockStatement(accountId)};
+    with late as (
+      select * from unnest(${intArray([...times.keys()], 'bigint')}, ${intArray([...times.values()], 'int')}) as v(at_ms, n)
+    ), removed as (
+      delete from burst_events where ctid in (
+        select e.ctid from (
+          select ctid, at_ms, row_number() over (partition by at_ms) as k from burst_events
+          where account_id = ${account} and at_ms in (select at_ms from late)
+        ) e join late on late.at_ms = e.at_ms where e.k <= late.n
+      ) returning 1
+    ), sized as (
+      update burst_windows set n = greatest(0, n - (select count(*) from removed)) where account_id = ${account}
+    ), quota as (
+      update quota_usage q set used = greatest(0, q.used - v.n)
+      from unnest(${textArray([...periods.keys()])}, ${intArray([...periods.values()], 'int')}) as v(period, n)
+      where q.account_id = ${account} and q.period = v.period
+    )
+    update key_usage_daily d set requests = greatest(0, d.requests - v.n)
+    from unnest(${intArray(dayList.map((d) => d.keyId), 'bigint')}, ${textArray(dayList.map((d) => d.day))}, ${intArray(dayList.map((d) => d.n), 'int')}) as v(key_id, day, n)
+    where d.key_id = v.key_id and d.day = v.day;
+    commit`;
+}
+

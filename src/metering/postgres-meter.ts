@@ -6,7 +6,7 @@
  *
  * One transaction per account at a time, per process. The admissions of an account asked for while its
  * transaction is in flight wait in memory, and go to PostgreSQL together in the next one
- * (postgres-admission-batch.ts: three round trips whatever their number). So an account with hundreds of
+ * (postgres-admission-batch.ts: two round trips whatever their number). So an account with hundreds of
  * requests in flight holds one pooled connection and waits on its own lock once per batch; the other
  * accounts keep the rest of the pool. A request still waiting in memory at its deadline is refused there
  * (503), having held no connection and counted nothing.
@@ -14,18 +14,20 @@
  * A late admission counts nothing. When PostgreSQL stalls (SIGSTOP, a saturated host) the server answers
  * 503 at the request's deadline, but cannot take back the statements already on the socket: PostgreSQL
  * runs them when it resumes. So the COMMIT travels in one message with a check of the deadline against
- * PostgreSQL's clock (the earliest deadline of the batch); past it the check raises, the message's COMMIT
- * is skipped, and the transaction rolls back. A commit whose reply still reaches the server after it gave
- * up (a slow network, clocks apart by more than the margin) is undone: its burst rows removed, its quota
- * and day counts given back.
+ * PostgreSQL's clock (the latest deadline of the batch); past it the check raises, the message's COMMIT
+ * is skipped, and the transaction rolls back. An admission whose reply still reaches the server after it
+ * gave up on it (its own deadline earlier than the batch's, a slow network, clocks apart by more than the
+ * margin) is undone: its burst row removed, its quota and day counts given back.
  */
 import { sql, type Kysely } from 'kysely';
+import type pg from 'pg';
+import type { Store } from '../store/database.js';
 import type { Database } from '../store/schema.js';
 import { DeadlineExceededError } from '../deadline.js';
 import type { Admission, AdmitRequest, KeyDailyUsage, Meter } from './meter.js';
 import { MeterUnavailableError, settleMeterBy } from './meter.js';
 import { WINDOW_MS, dayOf, periodOf } from './periods.js';
-import { admitBatch, lockAccount } from './postgres-admission-batch.js';
+import { admitBatch, undoMessage, type Undone } from './postgres-admission-batch.js';
 
 /** How long an admission or a give-back without a deadline may wait for PostgreSQL. */
 const ADMIT_TIMEOUT_MS = 1500;
@@ -54,8 +56,9 @@ interface Waiting {
   deadline: number;
   resolve: (admission: Admission) => void;
   reject: (error: unknown) => void;
-  /** Refuses it at its deadline while it still waits; cleared when it goes to PostgreSQL. */
+  /** Answers it 503 at its deadline, whether it still waits in memory or its transaction is in flight. */
   timer: NodeJS.Timeout;
+  /** Answered 503: counts nothing (undone if its transaction commits after all). */
   refused: boolean;
 }
 
@@ -68,8 +71,15 @@ interface AccountLine {
 
 export class PostgresMeter implements Meter {
   private readonly lines = new Map<number, AccountLine>();
+  private readonly db: Kysely<Database>;
+  /** The batches send several statements in one message, which takes the pool's client itself. */
+  private readonly pool: pg.Pool;
 
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(store: Pick<Store, 'db' | 'pgPool'>) {
+    if (store.pgPool === null) throw new Error('PostgresMeter: not a PostgreSQL store');
+    this.db = store.db;
+    this.pool = store.pgPool;
+  }
 
   private async guard<T>(work: () => Promise<T>): Promise<T> {
     try {
@@ -125,7 +135,7 @@ export class PostgresMeter implements Meter {
         refused: false,
         timer: setTimeout(() => {
           waiting.refused = true;
-          reject(new MeterUnavailableError(new DeadlineExceededError('metering (waiting for the account\'s transaction)')));
+          reject(new MeterUnavailableError(new DeadlineExceededError('metering')));
         }, Math.max(0, deadline - Date.now())),
       };
       waitingLine.waiting.push(waiting);
@@ -147,16 +157,30 @@ export class PostgresMeter implements Meter {
       return;
     }
     line.inFlight = true;
-    let giveUpAt = Infinity;
-    for (const w of batch) {
-      clearTimeout(w.timer);
-      giveUpAt = Math.min(giveUpAt, w.deadline);
-    }
+    // Each admission keeps its own deadline (its timer answers it 503 then), so the batch does not fail as
+    // a whole when its oldest admission, which waited longest in memory, runs out of time. The COMMIT is
+    // checked against the latest deadline; one answered 503 before the batch came back is undone.
+    const giveUpAt = batch.reduce((latest, w) => Math.max(latest, w.deadline), 0);
     const requests = batch.map((w) => w.request);
-    const transaction = this.transaction(giveUpAt, (conn, commit) => admitBatch(conn, accountId, requests, commit));
-    settleMeterBy(giveUpAt, transaction, 'metering', (late) => this.undo(requests, late)).then(
-      (admissions) => batch.forEach((w, i) => w.resolve(admissions[i]!)),
-      (error: unknown) => batch.forEach((w) => w.reject(error)),
+    const transaction = this.batchTransaction(giveUpAt, accountId, requests);
+    transaction.then(
+      (admissions) => {
+        const late: number[] = [];
+        batch.forEach((w, i) => {
+          if (w.refused) return late.push(i);
+          clearTimeout(w.timer);
+          w.resolve(admissions[i]!);
+        });
+        if (late.length > 0) this.undo(late.map((i) => requests[i]!), late.map((i) => admissions[i]!));
+      },
+      (error: unknown) => {
+        const unavailable = new MeterUnavailableError(error);
+        for (const w of batch) {
+          if (w.refused) continue;
+          clearTimeout(w.timer);
+          w.reject(unavailable);
+        }
+      },
     );
     const ended = () => {
       line.inFlight = false;
@@ -166,23 +190,43 @@ export class PostgresMeter implements Meter {
     transaction.then(ended, ended);
   }
 
+  /**
+   * `work` on a pool client of its own (the batches send several statements in one message, with their
+   * BEGIN and COMMIT); rolled back when it fails, and the client dropped when even that fails.
+   */
+  private async withClient<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      return await work(client);
+    } catch (error) {
+      // On a lost connection the rollback fails too (PostgreSQL rolls back by itself): the pool drops it.
+      await client.query('rollback').catch((e: unknown) => {
+        broken = e instanceof Error ? e : new Error(String(e));
+      });
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /** The batch's transaction (see admitBatch), committed only before `giveUpAt` less the reply margin. */
+  private batchTransaction(giveUpAt: number, accountId: number, requests: readonly AdmitRequest[]): Promise<Admission[]> {
+    const commit = commitBefore(Math.floor(giveUpAt - REPLY_MARGIN_MS));
+    return this.withClient((client) => admitBatch(client, accountId, requests, commit));
+  }
+
   /** Takes back admissions committed after the server gave up on them (see the file comment). */
   private undo(requests: readonly AdmitRequest[], admissions: readonly Admission[]): void {
-    const admitted = requests.flatMap((r, i) => (admissions[i]!.burst.allowed ? [{ r, counted: r.quota && admissions[i]!.quota?.allowed === true }] : []));
-    if (admitted.length === 0) return;
-    const work = this.db.transaction().execute(async (trx) => {
-      await lockAccount(trx, admitted[0]!.r.accountId);
-      for (const { r, counted } of admitted) {
-        const removed = await sql`
-          delete from burst_events where ctid = (
-            select ctid from burst_events where account_id = ${r.accountId} and at_ms = ${r.now} limit 1
-          )`.execute(trx);
-        // The row is gone already (a window pruned a minute later): so is its count.
-        if (removed.numAffectedRows !== 1n) continue;
-        await trx.updateTable('burst_windows').set({ n: sql`n - 1` }).where('account_id', '=', r.accountId).where('n', '>', 0).execute();
-        if (counted) await this.giveBack(trx, r.accountId, r.keyId, periodOf(r.now), dayOf(r.now));
-      }
-    });
+    // A request answered 503 counts nothing: its window row goes, and its quota and day counts if it was counted.
+    const undone: Undone[] = requests.flatMap((r, i) =>
+      admissions[i]!.burst.allowed
+        ? [{ at: r.now, counted: r.quota && admissions[i]!.quota?.allowed === true ? { keyId: r.keyId, period: periodOf(r.now), day: dayOf(r.now) } : null }]
+        : [],
+    );
+    if (undone.length === 0) return;
+    // One message, so the account's lock is held only while PostgreSQL runs it.
+    const work = this.withClient((client) => client.query(undoMessage(requests[0]!.accountId, undone)));
     // A failure leaves the requests counted: over-counted at worst, as for a refund that fails.
     work.catch(() => {});
   }

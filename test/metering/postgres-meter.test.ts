@@ -28,7 +28,7 @@ describe('PostgresMeter', { skip: TEST_STORE !== 'postgres' ? 'runs in the Postg
     bob = loaded.accounts.bob!;
     const key = await opened.store.db.selectFrom('api_keys').select('id').where('account_id', '=', alice).orderBy('id').executeTakeFirstOrThrow();
     aliceKey = key.id;
-    meter = new PostgresMeter(opened.store.db);
+    meter = new PostgresMeter(opened.store);
   });
   after(() => opened.close());
 
