@@ -9,6 +9,10 @@
  * filtered by a platform), and reports rows per second, the server's peak RSS and its event-loop delay.
  * Results go to bench/results/*.json and a table to docs/performance.md.
  *
+ * Last, the flood scenario (bench/flood.ts): one account at 200 connections beside another, on SQLite,
+ * PostgreSQL metering, PostgreSQL + Redis and two servers on one database. BENCH_ONLY=flood runs only that
+ * (BENCH_FLOOD_MODES picks modes, BENCH_FLOOD_DURATION its length, 10s by default).
+ *
  * Data is generated once per size (items and accounts) and kept under bench/.data (SQLite) and in the database
  * shelfapi_bench_<items>_<accounts> (PostgreSQL); delete them to start over.
  */
@@ -20,13 +24,19 @@ import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
 import { cli, downloadCsvRows, ensureWrk, log, peakRssMb, ROOT, waitUntilUp } from './bench-support.js';
 import { seededRandom } from '../src/demo/random.js';
+import { FLOOD_MODES, floodTable, runFloods, type FloodMode, type FloodServer } from './flood.js';
 
 const DATA = join(ROOT, 'bench', '.data');
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 1_000_000);
 const DURATION = process.env.BENCH_DURATION ?? '10s';
 const WARMUP = process.env.BENCH_WARMUP ?? '3s';
-/** `search`: only the data-drawn search and mixed scenarios (no baseline, export or docs update). */
+/**
+ * `search`: only the data-drawn search and mixed scenarios (no baseline, export or docs update); `flood`:
+ * only the flood scenario (its own block of docs/performance.md).
+ */
 const ONLY = process.env.BENCH_ONLY ?? '';
+const FLOOD_DURATION = process.env.BENCH_FLOOD_DURATION ?? '10s';
+const FLOOD_MODE_LIST = (process.env.BENCH_FLOOD_MODES ?? FLOOD_MODES.join('|')).split('|') as FloodMode[];
 /** Comma-separated stores to run (sqlite, postgres); both by default. */
 const STORES = (process.env.BENCH_STORES ?? 'sqlite,postgres').split(',');
 const CONNECTIONS = 50;
@@ -103,14 +113,16 @@ async function preparePostgres(): Promise<string> {
   return url.toString();
 }
 
-let nextPort = 18100;
+/** The first of the ports the bench's servers take, one after another (BENCH_PORT). */
+let nextPort = Number(process.env.BENCH_PORT ?? 18100);
 
 async function startShelfapi(name: string, env: Record<string, string>): Promise<Target> {
   const port = nextPort++;
   const opsPort = nextPort++;
   const child = spawn(process.execPath, [join(ROOT, 'bin', 'shelfapi.js'), 'serve'], {
     cwd: ROOT,
-    env: { ...process.env, ...env, PORT: String(port), OPS_PORT: String(opsPort), LOG_LEVEL: 'warn', PLAN_LIMITS },
+    // A scenario may bring limits of its own (the flood's quota).
+    env: { ...process.env, LOG_LEVEL: 'warn', PLAN_LIMITS, ...env, PORT: String(port), OPS_PORT: String(opsPort) },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   await waitUntilUp(`http://127.0.0.1:${opsPort}/healthz`, child);
@@ -475,12 +487,36 @@ async function runExport(target: Target, key: string, query = ''): Promise<Expor
   };
 }
 
+/** The flood scenario on every mode in BENCH_FLOOD_MODES; its table. */
+async function floodRun(stamp: string): Promise<string> {
+  for (const mode of FLOOD_MODE_LIST) if (!FLOOD_MODES.includes(mode)) throw new Error(`BENCH_FLOOD_MODES: unknown mode ${mode} (modes: ${FLOOD_MODES.join('|')})`);
+  const startServer = async (name: string, env: Record<string, string>): Promise<FloodServer> => {
+    const target = await startShelfapi(name, env);
+    return {
+      base: target.base,
+      stop: async () => {
+        target.child.kill('SIGTERM');
+        await new Promise((r) => target.child.once('exit', r));
+      },
+    };
+  };
+  const run = await runFloods({ dataDir: DATA, pgAdminUrl: PG_ADMIN_URL, redisUrl: REDIS_URL, duration: FLOOD_DURATION, modes: FLOOD_MODE_LIST, startServer });
+  writeFileSync(join(ROOT, 'bench', 'results', `flood-${stamp}.json`), `${JSON.stringify(run, null, 2)}\n`);
+  return floodTable(run, FLOOD_DURATION);
+}
+
 async function main(): Promise<void> {
   mkdirSync(DATA, { recursive: true });
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   ensureWrk();
   log('building');
   execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (ONLY === 'flood') {
+    const table = await floodRun(new Date().toISOString().replace(/[:.]/g, '-'));
+    process.stdout.write(`\n${table}\n`);
+    updateFloodDoc(new Date().toISOString(), table);
+    return;
+  }
 
   const sqliteUrl = join(DATA, `bench-${ITEMS}-${BENCH_ACCOUNTS}.sqlite`);
   const pgUrl = STORES.includes('postgres') ? await preparePostgres() : '';
@@ -603,6 +639,9 @@ async function main(): Promise<void> {
   ].join('\n');
   const searchTable = searchTables(searchRuns);
   process.stdout.write(`\n${table}\n\n${latencyTable}\n\n${searchTable}\n\n${exportTable}\n`);
+  const flood = await floodRun(stamp);
+  process.stdout.write(`\n${flood}\n`);
+  updateFloodDoc(results.date, flood);
   updatePerformanceDoc(
     results.date,
     machine,
@@ -634,6 +673,20 @@ function updatePerformanceDoc(date: string, machine: Record<string, unknown>, ta
   const start = current.indexOf(BEGIN);
   const end = current.indexOf(END);
   const next = start >= 0 && end > start ? current.slice(0, start) + block + current.slice(end + END.length) : `${current}\n${block}\n`;
+  writeFileSync(path, next);
+}
+
+const FLOOD_BEGIN = '<!-- bench:flood:begin -->';
+const FLOOD_END = '<!-- bench:flood:end -->';
+
+/** Replaces the flood block of docs/performance.md (added at the end the first time). */
+function updateFloodDoc(date: string, table: string): void {
+  const path = join(ROOT, 'docs', 'performance.md');
+  const block = [FLOOD_BEGIN, `Flood run of ${date}:`, '', table, FLOOD_END].join('\n');
+  const current = readFileSync(path, 'utf8');
+  const start = current.indexOf(FLOOD_BEGIN);
+  const end = current.indexOf(FLOOD_END);
+  const next = start >= 0 && end > start ? current.slice(0, start) + block + current.slice(end + FLOOD_END.length) : `${current.trimEnd()}\n\n${block}\n`;
   writeFileSync(path, next);
 }
 

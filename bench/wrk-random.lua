@@ -16,9 +16,20 @@ if keys_file then for line in io.lines(keys_file) do if #line > 0 then table.ins
 local hot_share = tonumber(os.getenv("HOT_SHARE") or "0")
 
 local thread_counter = 0
+local threads = {}
 function setup(thread)
   thread_counter = thread_counter + 1
   thread:set("seed", thread_counter)
+  table.insert(threads, thread)
+end
+
+-- COUNT_STATUSES=1: each status counted (the flood scenario's 200/429/503). Off otherwise: a response()
+-- function makes wrk parse every response, which the throughput scenarios should not pay for.
+statuses = {}
+if os.getenv("COUNT_STATUSES") then
+  response = function(status, headers, body)
+    statuses[status] = (statuses[status] or 0) + 1
+  end
 end
 
 function init(args)
@@ -38,8 +49,14 @@ end
 
 done = function(summary, latency, requests)
   local non2xx = summary.errors.status
-  io.write(string.format('{"requests":%d,"durationUs":%d,"rps":%.1f,"p50Us":%d,"p90Us":%d,"p99Us":%d,"maxUs":%d,"non2xx":%d,"socketErrors":%d}\n',
+  local counted = {}
+  for _, thread in ipairs(threads) do
+    for status, n in pairs(thread:get("statuses") or {}) do counted[status] = (counted[status] or 0) + n end
+  end
+  local parts = {}
+  for status, n in pairs(counted) do table.insert(parts, string.format('"%d":%d', status, n)) end
+  io.write(string.format('{"requests":%d,"durationUs":%d,"rps":%.1f,"p50Us":%d,"p90Us":%d,"p99Us":%d,"maxUs":%d,"non2xx":%d,"socketErrors":%d,"statuses":{%s}}\n',
     summary.requests, summary.duration, summary.requests / (summary.duration / 1e6),
     latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max, non2xx,
-    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout))
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, table.concat(parts, ",")))
 end

@@ -17,5 +17,5 @@ export async function createMeter(config: Readonly<Config>, store: Store): Promi
     await meter.ready();
     return meter;
   }
-  return store.sqlite !== null ? new SqliteMeter(store.sqlite) : new PostgresMeter(store.db);
+  return store.sqlite !== null ? new SqliteMeter(store.sqlite) : new PostgresMeter(store);
 }

@@ -1,36 +1,40 @@
 /**
- * The database meter on PostgreSQL (DATABASE_URL=postgres://... without REDIS_URL). Each admission is one
- * transaction that first takes a transaction-scoped advisory lock on the account, so admissions of one
- * account are serialized across every server while other accounts proceed in parallel; the counts are
+ * The database meter on PostgreSQL (DATABASE_URL=postgres://... without REDIS_URL). Admissions of one
+ * account are decided in transactions that first take a transaction-scoped advisory lock on the account,
+ * so they are serialized across every server while other accounts proceed in parallel; the counts are
  * durable once the transaction commits.
+ *
+ * One transaction per account at a time, per process. The admissions of an account asked for while its
+ * transaction is in flight wait in memory, and go to PostgreSQL together in the next one
+ * (postgres-admission-batch.ts: two round trips whatever their number). So an account with hundreds of
+ * requests in flight holds one pooled connection and waits on its own lock once per batch; the other
+ * accounts keep the rest of the pool. A request still waiting in memory at its deadline is refused there
+ * (503), having held no connection and counted nothing.
  *
  * A late admission counts nothing. When PostgreSQL stalls (SIGSTOP, a saturated host) the server answers
  * 503 at the request's deadline, but cannot take back the statements already on the socket: PostgreSQL
  * runs them when it resumes. So the COMMIT travels in one message with a check of the deadline against
- * PostgreSQL's clock; past it the check raises, the message's COMMIT is skipped, and the transaction rolls
- * back. A commit whose reply still reaches the server after it gave up (a slow network, clocks apart by
- * more than the margin) is undone: its burst row removed, its quota and day counts given back.
+ * PostgreSQL's clock (the latest deadline of the batch); past it the check raises, the message's COMMIT
+ * is skipped, and the transaction rolls back. An admission whose reply still reaches the server after it
+ * gave up on it (its own deadline earlier than the batch's, a slow network, clocks apart by more than the
+ * margin) is undone: its burst row removed, its quota and day counts given back.
  */
 import { sql, type Kysely } from 'kysely';
+import type pg from 'pg';
+import type { Store } from '../store/database.js';
 import type { Database } from '../store/schema.js';
+import { DeadlineExceededError } from '../deadline.js';
 import type { Admission, AdmitRequest, KeyDailyUsage, Meter } from './meter.js';
 import { MeterUnavailableError, settleMeterBy } from './meter.js';
 import { WINDOW_MS, dayOf, periodOf } from './periods.js';
+import { admitBatch, undoMessage, type Undone } from './postgres-admission-batch.js';
 
-/** Advisory locks are one namespace per database: this class keeps to its own (two-int form). */
-const LOCK_CLASS = 0x5e1f;
 /** How long an admission or a give-back without a deadline may wait for PostgreSQL. */
 const ADMIT_TIMEOUT_MS = 1500;
 /** A give-back's token is kept this long: far past its last retry (give-back.ts retries for 10 minutes). */
 const REFUND_TOKEN_KEPT_MS = 86_400_000;
 /** The commit's deadline is this much before the server gives up: the time its reply has to come back. */
 const REPLY_MARGIN_MS = 200;
-
-/** Serializes the meter's transactions of one account until the transaction ends. */
-async function lockAccount(trx: Kysely<Database>, accountId: number): Promise<void> {
-  // Ids past 2^31 share a lock with another account: that only serializes the two, never miscounts.
-  await sql`select pg_advisory_xact_lock(${LOCK_CLASS}::int, ${accountId % 2_147_483_647}::int)`.execute(trx);
-}
 
 /**
  * COMMIT, unless PostgreSQL's clock is past `deadline` (epoch ms) when it gets to it. Both statements go in
@@ -46,8 +50,36 @@ function commitBefore(deadline: number): string {
 end $$; commit`;
 }
 
+/** An admission waiting for its account's next transaction. */
+interface Waiting {
+  request: AdmitRequest;
+  deadline: number;
+  resolve: (admission: Admission) => void;
+  reject: (error: unknown) => void;
+  /** Answers it 503 at its deadline, whether it still waits in memory or its transaction is in flight. */
+  timer: NodeJS.Timeout;
+  /** Answered 503: counts nothing (undone if its transaction commits after all). */
+  refused: boolean;
+}
+
+/** One account's admissions in this process: those waiting, and whether its transaction is in flight. */
+interface AccountLine {
+  waiting: Waiting[];
+  inFlight: boolean;
+  scheduled: boolean;
+}
+
 export class PostgresMeter implements Meter {
-  constructor(private readonly db: Kysely<Database>) {}
+  private readonly lines = new Map<number, AccountLine>();
+  private readonly db: Kysely<Database>;
+  /** The batches send several statements in one message, which takes the pool's client itself. */
+  private readonly pool: pg.Pool;
+
+  constructor(store: Pick<Store, 'db' | 'pgPool'>) {
+    if (store.pgPool === null) throw new Error('PostgresMeter: not a PostgreSQL store');
+    this.db = store.db;
+    this.pool = store.pgPool;
+  }
 
   private async guard<T>(work: () => Promise<T>): Promise<T> {
     try {
@@ -58,102 +90,145 @@ export class PostgresMeter implements Meter {
   }
 
   /**
-   * Runs `work` in a transaction that commits only if PostgreSQL gets to the COMMIT before `giveUpAt` less
-   * the reply margin; rejects at `giveUpAt` (MeterUnavailableError). `onLate` gets a result that committed
-   * in time but whose reply came after the server gave up.
+   * Runs `work` on one connection; it opens a transaction and ends it with `commit`, which commits only if
+   * PostgreSQL gets to it before `giveUpAt` less the reply margin. Settles when the transaction ends,
+   * however late: see transactionBefore.
    */
-  private async transactionBefore<T>(giveUpAt: number, work: (trx: Kysely<Database>) => Promise<T>, onLate?: (value: T) => void): Promise<T> {
+  private transaction<T>(giveUpAt: number, work: (conn: Kysely<Database>, commit: string) => Promise<T>): Promise<T> {
     const commit = commitBefore(Math.floor(giveUpAt - REPLY_MARGIN_MS));
-    const transaction = this.db.connection().execute(async (conn) => {
-      await sql`begin`.execute(conn);
+    return this.db.connection().execute(async (conn) => {
       try {
-        const result = await work(conn);
-        await sql.raw(commit).execute(conn);
-        return result;
+        return await work(conn, commit);
       } catch (error) {
         // On a lost connection the rollback fails too; PostgreSQL rolls back by itself then.
         await sql`rollback`.execute(conn).catch(() => {});
         throw error;
       }
     });
+  }
+
+  /**
+   * `work` in a transaction (see transaction), rejecting at `giveUpAt` (MeterUnavailableError). `onLate`
+   * gets a result that committed in time but whose reply came after the server gave up.
+   */
+  private transactionBefore<T>(giveUpAt: number, work: (trx: Kysely<Database>) => Promise<T>, onLate?: (value: T) => void): Promise<T> {
+    const transaction = this.transaction(giveUpAt, async (conn, commit) => {
+      await sql`begin`.execute(conn);
+      const result = await work(conn);
+      await sql.raw(commit).execute(conn);
+      return result;
+    });
     return settleMeterBy(giveUpAt, transaction, 'metering', onLate);
   }
 
-  admit(r: AdmitRequest): Promise<Admission> {
-    const giveUpAt = r.deadline ?? Date.now() + ADMIT_TIMEOUT_MS;
-    return this.transactionBefore(giveUpAt, (trx) => this.decide(trx, r), (late) => this.undo(r, late));
-  }
-
-  /** Takes back an admission committed after the server gave up on it (see the file comment). */
-  private undo(r: AdmitRequest, admission: Admission): void {
-    if (!admission.burst.allowed) return;
-    const counted = r.quota && admission.quota?.allowed === true;
-    const work = this.db.transaction().execute(async (trx) => {
-      await lockAccount(trx, r.accountId);
-      const removed = await sql`
-        delete from burst_events where ctid = (
-          select ctid from burst_events where account_id = ${r.accountId} and at_ms = ${r.now} limit 1
-        )`.execute(trx);
-      // The row is gone already (a window pruned a minute later): so is its count.
-      if (removed.numAffectedRows !== 1n) return;
-      await trx.updateTable('burst_windows').set({ n: sql`n - 1` }).where('account_id', '=', r.accountId).where('n', '>', 0).execute();
-      if (counted) await this.giveBack(trx, r.accountId, r.keyId, periodOf(r.now), dayOf(r.now));
+  admit(request: AdmitRequest): Promise<Admission> {
+    const deadline = request.deadline ?? Date.now() + ADMIT_TIMEOUT_MS;
+    let line = this.lines.get(request.accountId);
+    if (line === undefined) this.lines.set(request.accountId, (line = { waiting: [], inFlight: false, scheduled: false }));
+    const waitingLine = line;
+    return new Promise<Admission>((resolve, reject) => {
+      const waiting: Waiting = {
+        request,
+        deadline,
+        resolve,
+        reject,
+        refused: false,
+        timer: setTimeout(() => {
+          waiting.refused = true;
+          reject(new MeterUnavailableError(new DeadlineExceededError('metering')));
+        }, Math.max(0, deadline - Date.now())),
+      };
+      waitingLine.waiting.push(waiting);
+      // Those asked for in the same turn of the event loop go together.
+      if (!waitingLine.inFlight && !waitingLine.scheduled) {
+        waitingLine.scheduled = true;
+        setImmediate(() => this.send(request.accountId, waitingLine));
+      }
     });
-    // A failure leaves the request counted: over-counted at worst, as for a refund that fails.
-    work.catch(() => {});
   }
 
-  /** The admission's statements, inside the transaction admit() opened on `trx`. */
-  private async decide(trx: Kysely<Database>, r: AdmitRequest): Promise<Admission> {
-    await lockAccount(trx, r.accountId);
-    const pruned = await trx
-      .deleteFrom('burst_events')
-      .where('account_id', '=', r.accountId)
-      .where('at_ms', '<=', r.now - WINDOW_MS)
-      .executeTakeFirst();
-    const left = Number(pruned.numDeletedRows);
-    if (left > 0) {
-      await trx.updateTable('burst_windows').set({ n: sql`n - ${left}` }).where('account_id', '=', r.accountId).execute();
+  /** Sends the account's waiting admissions to PostgreSQL in one transaction; the next wait for it to end. */
+  private send(accountId: number, line: AccountLine): void {
+    line.scheduled = false;
+    const batch = line.waiting.filter((w) => !w.refused);
+    line.waiting = [];
+    if (batch.length === 0) {
+      this.lines.delete(accountId);
+      return;
     }
-    const window = await trx.selectFrom('burst_windows').select('n').where('account_id', '=', r.accountId).executeTakeFirst();
-    const n = window?.n ?? 0;
-    const oldestRow =
-      n === 0
-        ? undefined
-        : await trx.selectFrom('burst_events').select((eb) => eb.fn.min('at_ms').as('oldest')).where('account_id', '=', r.accountId).executeTakeFirst();
-    const oldest = oldestRow?.oldest == null ? null : Number(oldestRow.oldest);
-    if (n >= r.limits.perMinute) {
-      return { burst: { allowed: false, remaining: 0, resetInMs: oldest === null ? WINDOW_MS : oldest + WINDOW_MS - r.now }, quota: null };
+    line.inFlight = true;
+    // Each admission keeps its own deadline (its timer answers it 503 then), so the batch does not fail as
+    // a whole when its oldest admission, which waited longest in memory, runs out of time. The COMMIT is
+    // checked against the latest deadline; one answered 503 before the batch came back is undone.
+    const giveUpAt = batch.reduce((latest, w) => Math.max(latest, w.deadline), 0);
+    const requests = batch.map((w) => w.request);
+    const transaction = this.batchTransaction(giveUpAt, accountId, requests);
+    transaction.then(
+      (admissions) => {
+        const late: number[] = [];
+        batch.forEach((w, i) => {
+          if (w.refused) return late.push(i);
+          clearTimeout(w.timer);
+          w.resolve(admissions[i]!);
+        });
+        if (late.length > 0) this.undo(late.map((i) => requests[i]!), late.map((i) => admissions[i]!));
+      },
+      (error: unknown) => {
+        const unavailable = new MeterUnavailableError(error);
+        for (const w of batch) {
+          if (w.refused) continue;
+          clearTimeout(w.timer);
+          w.reject(unavailable);
+        }
+      },
+    );
+    const ended = () => {
+      line.inFlight = false;
+      if (line.waiting.length > 0) this.send(accountId, line);
+      else if (!line.scheduled) this.lines.delete(accountId);
+    };
+    transaction.then(ended, ended);
+  }
+
+  /**
+   * `work` on a pool client of its own (the batches send several statements in one message, with their
+   * BEGIN and COMMIT); rolled back when it fails, and the client dropped when even that fails.
+   */
+  private async withClient<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      return await work(client);
+    } catch (error) {
+      // On a lost connection the rollback fails too (PostgreSQL rolls back by itself): the pool drops it.
+      await client.query('rollback').catch((e: unknown) => {
+        broken = e instanceof Error ? e : new Error(String(e));
+      });
+      throw error;
+    } finally {
+      client.release(broken);
     }
-    await trx.insertInto('burst_events').values({ account_id: r.accountId, at_ms: r.now }).execute();
-    await trx
-      .insertInto('burst_windows')
-      .values({ account_id: r.accountId, n: 1 })
-      .onConflict((oc) => oc.column('account_id').doUpdateSet({ n: sql`burst_windows.n + 1` }))
-      .execute();
-    await trx.updateTable('api_keys').set({ last_used_at: new Date(r.now).toISOString() }).where('id', '=', r.keyId).execute();
-    const burst = { allowed: true, remaining: r.limits.perMinute - n - 1, resetInMs: (oldest ?? r.now) + WINDOW_MS - r.now };
-    const period = periodOf(r.now);
-    const row = await trx
-      .selectFrom('quota_usage')
-      .select('used')
-      .where('account_id', '=', r.accountId)
-      .where('period', '=', period)
-      .executeTakeFirst();
-    const used = row?.used ?? 0;
-    if (!r.quota) return { burst, quota: { allowed: true, used, period } };
-    if (used >= r.limits.monthly) return { burst, quota: { allowed: false, used, period } };
-    await trx
-      .insertInto('quota_usage')
-      .values({ account_id: r.accountId, period, used: 1 })
-      .onConflict((oc) => oc.columns(['account_id', 'period']).doUpdateSet({ used: sql`quota_usage.used + 1` }))
-      .execute();
-    await trx
-      .insertInto('key_usage_daily')
-      .values({ key_id: r.keyId, day: dayOf(r.now), requests: 1 })
-      .onConflict((oc) => oc.columns(['key_id', 'day']).doUpdateSet({ requests: sql`key_usage_daily.requests + 1` }))
-      .execute();
-    return { burst, quota: { allowed: true, used: used + 1, period } };
+  }
+
+  /** The batch's transaction (see admitBatch), committed only before `giveUpAt` less the reply margin. */
+  private batchTransaction(giveUpAt: number, accountId: number, requests: readonly AdmitRequest[]): Promise<Admission[]> {
+    const commit = commitBefore(Math.floor(giveUpAt - REPLY_MARGIN_MS));
+    return this.withClient((client) => admitBatch(client, accountId, requests, commit));
+  }
+
+  /** Takes back admissions committed after the server gave up on them (see the file comment). */
+  private undo(requests: readonly AdmitRequest[], admissions: readonly Admission[]): void {
+    // A request answered 503 counts nothing: its window row goes, and its quota and day counts if it was counted.
+    const undone: Undone[] = requests.flatMap((r, i) =>
+      admissions[i]!.burst.allowed
+        ? [{ at: r.now, counted: r.quota && admissions[i]!.quota?.allowed === true ? { keyId: r.keyId, period: periodOf(r.now), day: dayOf(r.now) } : null }]
+        : [],
+    );
+    if (undone.length === 0) return;
+    // One message, so the account's lock is held only while PostgreSQL runs it.
+    const work = this.withClient((client) => client.query(undoMessage(requests[0]!.accountId, undone)));
+    // A failure leaves the requests counted: over-counted at worst, as for a refund that fails.
+    work.catch(() => {});
   }
 
   refund(accountId: number, keyId: number, period: string, day: string, deadline?: number, token?: string): Promise<void> {

@@ -218,7 +218,7 @@ export async function createTestContext(options: ContextOptions = {}): Promise<T
     await redisMeter.ready();
     meter = redisMeter;
   } else {
-    meter = store.sqlite ? new SqliteMeter(store.sqlite) : new PostgresMeter(store.db);
+    meter = store.sqlite ? new SqliteMeter(store.sqlite) : new PostgresMeter(store);
   }
   let stats: UsageStats;
   if (redisTarget !== null) {

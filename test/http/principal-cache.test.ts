@@ -36,7 +36,7 @@ describe('principals held per server', () => {
     ctx = await createTestContext({ expectServerErrors: true });
     storeB = openStore(ctx.config.database);
     // The Redis meter of a PostgreSQL run is shared (it is one Redis); the database meters get B's connection.
-    meterB = ctx.config.redisUrl !== null || ctx.config.redisClusterUrls !== null ? null : storeB.sqlite ? new SqliteMeter(storeB.sqlite) : new PostgresMeter(storeB.db);
+    meterB = ctx.config.redisUrl !== null || ctx.config.redisClusterUrls !== null ? null : storeB.sqlite ? new SqliteMeter(storeB.sqlite) : new PostgresMeter(storeB);
     appB = await buildApp({ config: ctx.config, store: storeB, meter: meterB ?? ctx.meter, clock: ctx.clock, logger: false });
     await appB.ready();
   });

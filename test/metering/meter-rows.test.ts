@@ -163,7 +163,7 @@ describe('a store migrated from before the row per account (migration 0009)', ()
       await db.updateTable('api_keys').set({ last_used_at: new Date(T0 - 10_000).toISOString() }).where('id', '=', key).execute();
 
       await migrateToLatest(old.store);
-      const meter: Meter = old.store.sqlite !== null ? new SqliteMeter(old.store.sqlite) : new PostgresMeter(old.store.db);
+      const meter: Meter = old.store.sqlite !== null ? new SqliteMeter(old.store.sqlite) : new PostgresMeter(old.store);
       const limits = { monthly: 42, perMinute: 3 };
       const admit = (now: number) => meter.admit({ accountId: alice, keyId: key, limits, quota: true, now });
 

@@ -3,7 +3,10 @@
  * the sliding window, the quota, exactness under concurrency, give-back. Runs in the PostgreSQL pass.
  */
 import assert from 'node:assert/strict';
+import { randomInt } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
+import { MeterUnavailableError } from '../../src/metering/meter.js';
 import { PostgresMeter } from '../../src/metering/postgres-meter.js';
 import { loadDataset } from '../../src/load/load-dataset.js';
 import { fixture, FIXTURE_NOW } from '../helpers/fixture.js';
@@ -25,7 +28,7 @@ describe('PostgresMeter', { skip: TEST_STORE !== 'postgres' ? 'runs in the Postg
     bob = loaded.accounts.bob!;
     const key = await opened.store.db.selectFrom('api_keys').select('id').where('account_id', '=', alice).orderBy('id').executeTakeFirstOrThrow();
     aliceKey = key.id;
-    meter = new PostgresMeter(opened.store.db);
+    meter = new PostgresMeter(opened.store);
   });
   after(() => opened.close());
 
@@ -73,5 +76,77 @@ describe('PostgresMeter', { skip: TEST_STORE !== 'postgres' ? 'runs in the Postg
     );
     assert.equal(results.filter((r) => r.burst.allowed).length, 7);
     assert.equal(await meter.used(accounts.race!, '2026-11'), 7);
+  });
+
+  it('admissions asked for together are decided one after another, in order: the window moves and a month turns between them', async () => {
+    const { accounts } = await loadDataset(
+      opened.store,
+      { accounts: [{ ref: 'together', email: 'together@example.com', plan: 'addon' }], keys: [{ ref: 'together', account: 'together', name: 'k', scopes: [] }] },
+      { keyPrefix: 'shelf', now: NOW },
+    );
+    const account = accounts.together!;
+    const key = (await opened.store.db.selectFrom('api_keys').select('id').where('account_id', '=', account).executeTakeFirstOrThrow()).id;
+    const limits = { perMinute: 2, monthly: 1 };
+    const admit = (now: number, quota = true) => meter.admit({ accountId: account, keyId: key, limits, quota, now });
+    const endOfMonth = Date.parse('2026-11-30T23:59:30.000Z');
+    // One turn of the event loop: one transaction for all six.
+    const results = await Promise.all([
+      admit(endOfMonth),
+      admit(endOfMonth + 10_000),
+      admit(endOfMonth + 20_000),
+      admit(endOfMonth + 60_000),
+      admit(endOfMonth + 71_000),
+      admit(endOfMonth + 72_000, false),
+    ]);
+    assert.deepEqual(
+      results.map((r) => [r.burst.allowed, r.burst.remaining, r.burst.resetInMs, r.quota]),
+      [
+        [true, 1, 60_000, { allowed: true, used: 1, period: '2026-11' }],
+        [true, 0, 50_000, { allowed: false, used: 1, period: '2026-11' }],
+        [false, 0, 40_000, null],
+        [true, 0, 10_000, { allowed: true, used: 1, period: '2026-12' }],
+        [true, 0, 49_000, { allowed: false, used: 1, period: '2026-12' }],
+        [false, 0, 48_000, null],
+      ],
+    );
+    assert.equal(await meter.used(account, '2026-11'), 1);
+    assert.equal(await meter.used(account, '2026-12'), 1);
+    assert.equal(await meter.burstUsed(account, endOfMonth + 72_000), 2, 'the window holds the last two admitted');
+    assert.deepEqual(await meter.keyUsage(account, key, '2026-11-30', '2026-12-01'), [
+      { day: '2026-12-01', requests: 1 },
+      { day: '2026-11-30', requests: 1 },
+    ]);
+  });
+
+  it("an account whose lock is held elsewhere: its admissions wait in memory, refused at their deadline; other accounts are served meanwhile", async () => {
+    // Made-up account ids (the meter needs no account row), far from any other test schema's: advisory
+    // locks are one namespace for the whole database.
+    const held = 1_500_000_000 + randomInt(100_000_000);
+    const other = held + 1;
+    const limits = { perMinute: 1000, monthly: 1000 };
+    const locker = new pg.Client({ connectionString: opened.databaseUrl });
+    await locker.connect();
+    try {
+      await locker.query('select pg_advisory_lock($1::int, $2::int)', [0x5e1f, held]);
+      const deadline = Date.now() + 800;
+      // Far more than the pool's 10 connections: waiting for its lock, this account must hold at most one.
+      const waiting = Array.from({ length: 40 }, () =>
+        meter.admit({ accountId: held, keyId: aliceKey, limits, quota: true, now: NOW, deadline }).then(
+          () => 'admitted',
+          (error: unknown) => (error instanceof MeterUnavailableError ? 'unavailable' : String(error)),
+        ),
+      );
+      for (let i = 0; i < 15; i++) {
+        const admitted = await meter.admit({ accountId: other, keyId: aliceKey, limits, quota: true, now: NOW, deadline: Date.now() + 1000 });
+        assert.equal(admitted.quota?.used, i + 1, 'another account is admitted while the first waits for its lock');
+      }
+      assert.deepEqual([...new Set(await Promise.all(waiting))], ['unavailable']);
+    } finally {
+      await locker.query('select pg_advisory_unlock($1::int, $2::int)', [0x5e1f, held]).catch(() => {});
+      await locker.end();
+    }
+    // The transaction that waited for the lock reached its COMMIT past its deadline: rolled back.
+    assert.equal(await meter.used(held, '2026-11'), 0, 'nothing refused was counted');
+    assert.equal((await meter.admit({ accountId: held, keyId: aliceKey, limits, quota: true, now: NOW })).quota?.used, 1, 'the account is admitted again');
   });
 });
