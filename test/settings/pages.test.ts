@@ -395,4 +395,20 @@ describe('settings pages', () => {
     assert.equal(await keyCount(), before);
     assert.equal(SITE, 'http://localhost:80');
   });
+
+  test('roll form: it names the key\'s real last use, as key details and revoke do', async () => {
+    const { id, secret } = await createAndReveal('used before roll', ['catalogue:read']);
+    assert.match(textOf((await browser.get(key(id, '/roll'))).body), /Last used: never\./, 'not used yet');
+    ctx.clock.advance(5 * 60_000);
+    assert.equal((await api(secret, '/catalogue')).statusCode, 200);
+    ctx.clock.advance(3 * 60_000);
+    for (const url of [key(id), key(id, '/revoke')]) assert.match(textOf((await browser.get(url)).body), /Last used 2027-01-15 12:05 UTC/, url);
+    const form = await browser.get(key(id, '/roll'));
+    assert.match(textOf(form.body), /Last used: 3 minutes ago ?\./);
+    assert.match(form.body, /<time datetime="2027-01-15T12:05:00.000Z"/);
+    // A refused roll shows the form again with the same last use.
+    const bad = await browser.post(key(id, '/roll'), { _csrf: tokenOf(form.body), nonce: nonceOf(form.body) });
+    assert.equal(bad.statusCode, 422);
+    assert.match(textOf(bad.body), /Last used: 3 minutes ago ?\./);
+  });
 });
