@@ -411,4 +411,20 @@ describe('settings pages', () => {
     assert.equal(bad.statusCode, 422);
     assert.match(textOf(bad.body), /Last used: 3 minutes ago ?\./);
   });
+
+  test('a revoked key says when it was revoked, not when it would have expired', async () => {
+    const { id } = await createAndReveal('revoked early', ['export'], '30d');
+    ctx.clock.advance(10 * 60_000);
+    const confirm = await browser.get(key(id, '/revoke'));
+    assert.equal((await browser.post(key(id, '/revoke'), { _csrf: tokenOf(confirm.body) })).statusCode, 303);
+    ctx.clock.advance(2 * 3_600_000);
+    const ended = (await browser.get(OVERVIEW)).body.split('Expired and revoked')[1]!;
+    const item = textOf(ended.split('<li class="key">').find((li) => li.includes('revoked early')) ?? '');
+    assert.match(item, /Revoked 2 hours ago/);
+    assert.doesNotMatch(item, /Expires/);
+    const details = await browser.get(key(id));
+    const text = textOf(details.body);
+    assert.match(text, /Revoked 2027-01-15 12:10 UTC \(2 hours ago\)/);
+    assert.doesNotMatch(text, /Expires|\(in [0-9]+ days\)/);
+  });
 });
