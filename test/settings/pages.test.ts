@@ -427,4 +427,12 @@ describe('settings pages', () => {
     assert.match(text, /Revoked 2027-01-15 12:10 UTC \(2 hours ago\)/);
     assert.doesNotMatch(text, /Expires|\(in [0-9]+ days\)/);
   });
+
+  test('a 30-day key reads "in 30 days" right after it is made, on the overview and its page', async () => {
+    const { id } = await createAndReveal('thirty days', ['export'], '30d');
+    ctx.clock.advance(1500);
+    assert.match(textOf((await browser.get(key(id))).body), /Expires 2027-02-14 12:00 UTC \(in 30 days\)/);
+    const item = textOf((await browser.get(OVERVIEW)).body.split('<li class="key">').find((li) => li.includes('thirty days')) ?? '');
+    assert.match(item, /Expires in 30 days/);
+  });
 });

@@ -70,6 +70,22 @@ describe('views', () => {
     assert.equal(formatRelative('2026-06-17T12:00:00.000Z', now), 'in 2 days');
     assert.deepEqual([percent(0, 10), percent(8, 10), percent(11, 10), percent(1, 0)], [0, 80, 100, 100]);
   });
+
+  test('a time to come counts whole units rounded up: a 30-day key reads "in 30 days" right after it is made', () => {
+    const now = Date.parse('2026-06-15T12:00:00.000Z');
+    const later = (ms: number) => new Date(now + ms).toISOString();
+    const day = 86_400_000;
+    // Made a moment ago (the page is drawn a few milliseconds after the key).
+    assert.equal(formatRelative(later(30 * day - 5), now), 'in 30 days');
+    assert.equal(formatRelative(later(7 * day - 5), now), 'in 7 days');
+    assert.equal(formatRelative(later(29 * day + 3_600_000), now), 'in 30 days', 'a day begun counts');
+    assert.equal(formatRelative(later(29 * day), now), 'in 29 days');
+    assert.equal(formatRelative(later(24 * 3_600_000 - 5), now), 'in 24 hours');
+    assert.equal(formatRelative(later(3_600_000 - 5), now), 'in 60 minutes');
+    assert.equal(formatRelative(later(90 * day - 5), now), 'in 3 months');
+    // Times past keep counting whole units done.
+    assert.equal(formatRelative(new Date(now - (30 * day - 5)).toISOString(), now), '29 days ago');
+  });
 });
 
 describe('same-site rule for POSTs', () => {
