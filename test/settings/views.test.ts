@@ -9,6 +9,7 @@ import { checkSameSite } from '../../src/http/settings/site.js';
 import { BarChart, niceCeiling } from '../../src/http/settings/views/bar-chart.js';
 import { formatRelative, formatUtc, percent } from '../../src/http/settings/views/format.js';
 import { MessagePage } from '../../src/http/settings/views/message-page.js';
+import { SignedOutPage } from '../../src/http/settings/views/signed-out.js';
 
 const DAYS = ['2026-06-13', '2026-06-14', '2026-06-15'];
 
@@ -85,6 +86,25 @@ describe('views', () => {
     assert.equal(formatRelative(later(90 * day - 5), now), 'in 3 months');
     // Times past keep counting whole units done.
     assert.equal(formatRelative(new Date(now - (30 * day - 5)).toISOString(), now), '29 days ago');
+  });
+});
+
+describe('signed out, and the way back', () => {
+  const text = (html: string) => html.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
+
+  test('the signed-out page says how to get a new sign-in link: from the platform, or from the operator\'s command', () => {
+    const page = text(renderDocument(SignedOutPage()));
+    assert.match(page, /Settings → Developer API on the platform/);
+    assert.match(page, /new sign-in link/);
+    assert.match(page, /shelfapi accounts sign-in-link ACCOUNT_ID/);
+    assert.match(page, /once, within 15 minutes/);
+  });
+
+  test('"Settings" in the breadcrumb is a link; "Developer API" links to the overview', () => {
+    const html = renderDocument(MessagePage({ title: 'x', shell: null, children: '' }));
+    const crumbs = /<nav aria-label="Breadcrumb"[^>]*>(.*?)<\/nav>/s.exec(html)?.[1] ?? '';
+    assert.match(crumbs, /<a [^>]*href="\/settings"[^>]*>Settings<\/a>/);
+    assert.match(crumbs, /<a [^>]*href="\/settings\/developer-api"[^>]*>Developer API<\/a>/);
   });
 });
 

@@ -1,6 +1,8 @@
 /** Every URL of the settings screen, in one place: routes register them, views link to them. */
 export const SETTINGS_PREFIX = '/settings';
 export const paths = {
+  /** Redirects to the overview: the screen's home. */
+  settings: '/settings',
   signIn: '/settings/sign-in',
   signOut: '/settings/sign-out',
   overview: '/settings/developer-api',
