@@ -181,6 +181,20 @@ describe('settings pages', () => {
     assert.equal(badNonce.statusCode, 400);
   });
 
+  test('create: every bad field is refused at once, each message at its field, nothing created', async () => {
+    const before = await keyCount();
+    const res = await create({ name: '   ', expiry: 'someday' });
+    assert.equal(res.statusCode, 422);
+    assert.match(res.body, /id="name-error">Give the key a name/);
+    assert.match(res.body, /id="scope-error">Choose at least one scope/);
+    assert.match(res.body, /id="expiry-error">Expiry must be one of/);
+    const taken = await create({ name: 'all scopes', scopes: ['export', 'admin:write'], expiry: '90d' });
+    assert.equal(taken.statusCode, 422);
+    assert.match(taken.body, /id="name-error">A live key is already named/);
+    assert.match(taken.body, /id="scope-error">unknown scope admin:write/);
+    assert.equal(await keyCount(), before);
+  });
+
   test('at most 20 live keys; a lapsed account can view and revoke but not create', async () => {
     const ctx2 = await createTestContext();
     try {
