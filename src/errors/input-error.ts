@@ -16,6 +16,23 @@ export class InputError extends Error {
 }
 
 /**
+ * Several refusals of one request, each at its field, so that a form can be mended in one go rather than
+ * one field a submission. Its message is all of theirs, for a caller that shows one line (the command line).
+ */
+export class InputErrors extends InputError {
+  constructor(readonly errors: readonly InputError[]) {
+    super(errors.map((e) => (/[.!?]$/.test(e.message) ? e.message : `${e.message}.`)).join(' '), errors[0]?.field ?? null);
+    this.name = 'InputErrors';
+  }
+}
+
+/** Throws what `problems` holds: nothing, the one refusal as it is, or all of them at once. */
+export function throwInputErrors(problems: readonly InputError[]): void {
+  if (problems.length === 1) throw problems[0]!;
+  if (problems.length > 1) throw new InputErrors(problems);
+}
+
+/**
  * No such thing for this caller: a missing id, or one that belongs to another account. Both read the same,
  * so an owner cannot learn whether another account's key exists (the screen answers 404 for either).
  */

@@ -19,7 +19,7 @@ import type { Database } from '../store/schema.js';
 import { withWriteTransaction } from '../store/write-transaction.js';
 import { accountById } from './accounts.service.js';
 import type { Actor } from './actor.js';
-import { InputError, NotFoundError } from '../errors/input-error.js';
+import { InputError, NotFoundError, throwInputErrors } from '../errors/input-error.js';
 import { recordSecurityEvent, type NewSecurityEvent } from './security-log.js';
 import { utcMinute } from './time-text.js';
 
@@ -61,20 +61,53 @@ function requireScopes(scopes: readonly string[]): Scope[] {
   return parsed;
 }
 
-export const EXPIRY_CHOICES = ['7d', '30d', '90d', '1y', 'none'] as const;
+/** The lifetimes the create form offers, and "never". Anything else is a date or a date-time (expiresAtFor). */
+export const EXPIRY_CHOICES = ['7d', '30d', '90d', '1y', 'never'] as const;
 export type ExpiryChoice = (typeof EXPIRY_CHOICES)[number];
+/** A new key's lifetime when none is asked for, on the screen and the command line alike. */
 export const DEFAULT_EXPIRY: ExpiryChoice = '90d';
-const EXPIRY_DAYS: Record<Exclude<ExpiryChoice, 'none'>, number> = { '7d': 7, '30d': 30, '90d': 90, '1y': 365 };
+const EXPIRY_DAYS: Record<Exclude<ExpiryChoice, 'never'>, number> = { '7d': 7, '30d': 30, '90d': 90, '1y': 365 };
+/** Said wherever a key that never expires is offered or made (the create form, `keys create`). */
+export const NEVER_EXPIRES_WARNING = '"Never" is convenient but risky: a key that leaks keeps working until someone revokes it.';
 
 export function isExpiryChoice(value: string): value is ExpiryChoice {
   return (EXPIRY_CHOICES as readonly string[]).includes(value);
 }
 
-/** The expiry time a choice of the create form means, from `now`; null for 'none'. */
-export function expiresAtFor(choice: string, now: number): string | null {
-  if (!isExpiryChoice(choice)) throw new InputError(`Expiry must be one of ${EXPIRY_CHOICES.join(', ')}.`, 'expiry');
-  if (choice === 'none') return null;
-  return new Date(now + EXPIRY_DAYS[choice] * 86_400_000).toISOString();
+const PLAIN_DATE = /^([0-9]{4})-([0-9]{2})-([0-9]{2})$/;
+
+/** The last millisecond of a calendar date `YYYY-MM-DD`, in UTC; null for a date that does not exist (2027-02-30). */
+function endOfDayUtc(date: string): string | null {
+  const match = PLAIN_DATE.exec(date);
+  if (match === null) return null;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const start = new Date(Date.UTC(year, month - 1, day));
+  if (start.getUTCFullYear() !== year || start.getUTCMonth() !== month - 1 || start.getUTCDate() !== day) return null;
+  return new Date(start.getTime() + 86_400_000 - 1).toISOString();
+}
+
+/**
+ * The one expiry rule of a new key, for the create form and `keys create`: nothing (undefined or '') is
+ * DEFAULT_EXPIRY (90 days); 7d, 30d, 90d, 1y count from `now`; "never" is null; a plain date (2027-01-31) is
+ * the end of that day, UTC (23:59:59.999Z); an ISO 8601 date-time is taken as given. It must be in the future.
+ */
+export function expiresAtFor(input: string | undefined, now: number): string | null {
+  const asked = input === undefined || input.trim() === '' ? DEFAULT_EXPIRY : input.trim();
+  if (asked === 'never') return null;
+  const days = Object.hasOwn(EXPIRY_DAYS, asked) ? EXPIRY_DAYS[asked as keyof typeof EXPIRY_DAYS] : undefined;
+  const at = days !== undefined
+    ? new Date(now + days * 86_400_000).toISOString()
+    : PLAIN_DATE.test(asked)
+      ? endOfDayUtc(asked)
+      : canonicalTimestamp(asked);
+  if (at === null) {
+    throw new InputError(
+      `Expiry must be one of ${EXPIRY_CHOICES.join(', ')}, a date (2027-01-31: the end of that day, UTC) or an ISO 8601 date-time such as 2027-01-01T00:00:00Z; got ${JSON.stringify(asked)}.`,
+      'expiry',
+    );
+  }
+  if (Date.parse(at) <= now) throw new InputError('The expiry must be in the future.', 'expiry');
+  return at;
 }
 
 export const STOP_OLD_CHOICES = ['now', '1h', '24h', '7d'] as const;
@@ -83,14 +116,6 @@ const STOP_OLD_MS: Record<StopOld, number> = { now: 0, '1h': 3_600_000, '24h': 8
 
 export function isStopOld(value: string): value is StopOld {
   return (STOP_OLD_CHOICES as readonly string[]).includes(value);
-}
-
-function checkedExpiry(expiresAt: string | null, now: number): string | null {
-  if (expiresAt === null) return null;
-  const canonical = canonicalTimestamp(expiresAt);
-  if (canonical === null) throw new InputError('The expiry must be an ISO 8601 date-time such as 2027-01-01T00:00:00Z.', 'expiry');
-  if (Date.parse(canonical) <= now) throw new InputError('The expiry must be in the future.', 'expiry');
-  return canonical;
 }
 
 /** Advisory locks are one namespace per database: key management keeps to its own class (the meter has another). */
@@ -196,6 +221,17 @@ export async function loadKey(
 
 const eventKey = (record: KeyRecord, keyPrefix: string) => ({ id: record.id, name: record.name, hint: keyHint(keyPrefix, record.lastFour) });
 
+/** `check()`, or undefined with its refusal added to `problems`: so that every bad field is reported at once. */
+function collect<T>(problems: InputError[], check: () => T): T | undefined {
+  try {
+    return check();
+  } catch (error) {
+    if (!(error instanceof InputError)) throw error;
+    problems.push(error);
+    return undefined;
+  }
+}
+
 export async function createKey(
   store: Store,
   input: {
@@ -203,28 +239,33 @@ export async function createKey(
     /** null: the command line's default name, the first free one of "default", "default 2", ... */
     name: string | null;
     scopes: readonly string[];
-    expiresAt: string | null;
+    /** As expiresAtFor reads it (undefined: 90 days); null: never. */
+    expiresAt: string | null | undefined;
     now: number;
     keyPrefix: string;
     actor: Actor;
     keep?: KeepNewKey;
   },
 ): Promise<CreatedKey> {
-  const asked = input.name === null ? null : validateKeyName(input.name);
-  const scopes = requireScopes(input.scopes);
-  const expiresAt = checkedExpiry(input.expiresAt, input.now);
+  // Every field is checked, and all their refusals come back together (the name's place among the live
+  // keys too, below), so an owner mends the form in one go.
+  const problems: InputError[] = [];
+  const asked = input.name === null ? null : collect(problems, () => validateKeyName(input.name ?? ''));
+  const scopes = collect(problems, () => requireScopes(input.scopes));
+  const expiresAt = input.expiresAt === null ? null : collect(problems, () => expiresAtFor(input.expiresAt ?? undefined, input.now));
   return accountTransaction(store, input.accountId, async (db) => {
     await activeAccount(db, input.accountId, 'created');
     const live = await liveKeys(db, input.accountId, input.now);
     if (live.length >= MAX_LIVE_KEYS) {
       throw new InputError(`An account has at most ${MAX_LIVE_KEYS} live keys: revoke one you no longer use first.`);
     }
+    if (asked !== undefined && asked !== null) collect(problems, () => requireFreeName(live, asked));
+    throwInputErrors(problems);
+    if (scopes === undefined || expiresAt === undefined || asked === undefined) throw new Error('createKey: a refused field was not reported');
     let name = asked;
     if (name === null) {
       name = DEFAULT_KEY_NAME;
       for (let n = 2; nameTaken(live, name); n++) name = `${DEFAULT_KEY_NAME} ${n}`;
-    } else {
-      requireFreeName(live, name);
     }
     const created = await makeKey(db, { accountId: input.accountId, name, scopes, expiresAt, now: input.now, keyPrefix: input.keyPrefix });
     await recordSecurityEvent(db, {

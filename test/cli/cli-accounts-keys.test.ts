@@ -141,6 +141,45 @@ describe('accounts and keys', () => {
     assert.deepEqual(await tableCounts(store), before);
   });
 
+  it('keys create: 90 days unless asked; --expires-at never warns as the screen does; a plain date is the end of that day UTC; a bad date writes nothing', async () => {
+    const expiresOf = async (id: unknown) => (await store.db.selectFrom('api_keys').select('expires_at').where('id', '=', id as number).executeTakeFirstOrThrow()).expires_at;
+    // An account of its own: the tests below count ann's keys.
+    const account = parseJsonOutput(await runCli(['accounts', 'create', '--email', 'expiry@example.com', '--plan', 'enthusiast', '--json'], env)) as { id: number };
+    const started = Date.now();
+    const [byDefault, never, dated, neverText] = await Promise.all([
+      runCli(['keys', 'create', '--account', String(account.id), '--scopes', 'export', '--name', 'default expiry', '--json'], env),
+      runCli(['keys', 'create', '--account', String(account.id), '--scopes', 'export', '--name', 'forever', '--expires-at', 'never', '--json'], env),
+      runCli(['keys', 'create', '--account', String(account.id), '--scopes', 'export', '--name', 'dated', '--expires-at', '2099-01-31', '--json'], env),
+      runCli(['keys', 'create', '--account', String(account.id), '--scopes', 'export', '--name', 'forever too', '--expires-at', 'never'], env),
+    ]);
+    const finished = Date.now();
+    const defaultOut = parseJsonOutput(byDefault) as { id: number };
+    const expires = Date.parse(String(await expiresOf(defaultOut.id)));
+    assert.ok(expires >= started + 90 * 86_400_000 && expires <= finished + 90 * 86_400_000, 'made for 90 days');
+    assert.equal(byDefault.stderr, '');
+
+    assert.equal(never.code, 0, never.stderr);
+    const neverOut = JSON.parse(never.stdout) as { id: number };
+    assert.equal(await expiresOf(neverOut.id), null);
+    assert.match(never.stderr, /^shelfapi: warning: this key never expires\. "Never" is convenient but risky: a key that leaks keeps working until someone revokes it\.\n$/);
+    assert.equal(neverText.code, 0, neverText.stderr);
+    assert.match(neverText.stdout, /never expires/);
+    assert.match(neverText.stderr, /warning: this key never expires/);
+
+    assert.equal(await expiresOf((parseJsonOutput(dated) as { id: number }).id), '2099-01-31T23:59:59.999Z');
+
+    const before = await tableCounts(store);
+    const [past, malformed, noDay] = await Promise.all([
+      runCli(['keys', 'create', '--account', String(account.id), '--scopes', 'export', '--expires-at', '2020-01-31', '--json'], env),
+      runCli(['keys', 'create', '--account', String(account.id), '--scopes', 'export', '--expires-at', '2099-02-30', '--json'], env),
+      runCli(['keys', 'create', '--account', String(account.id), '--scopes', 'export', '--expires-at', 'someday', '--json'], env),
+    ]);
+    assertRefused(past, /expiry must be in the future/);
+    assertRefused(malformed, /Expiry must be one of 7d, 30d, 90d, 1y, never, a date \(2027-01-31: the end of that day, UTC\)/);
+    assertRefused(noDay, /Expiry must be one of/);
+    assert.deepEqual(await tableCounts(store), before);
+  });
+
   it('accounts set-plan takes effect on the next request; a lapsed account cannot get a new key; a missing account is refused', async () => {
     assertRefused(await runCli(['keys', 'create', '--account', String(ben), '--scopes', 'catalogue:read', '--json'], env), /not active on account/);
     parseJsonOutput(await runCli(['accounts', 'set-plan', String(ben), '--plan', 'addon', '--json'], env));

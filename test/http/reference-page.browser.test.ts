@@ -148,6 +148,29 @@ describe('the reference page in Chromium', () => {
     }
   });
 
+  test('"Order of checks" renders as nine list items, one step each', async () => {
+    const context = await browser!.newContext({ viewport: { width: 1280, height: 900 }, serviceWorkers: 'block' });
+    try {
+      const { page } = await openPage(context, `${origin}/developer/docs`);
+      await waitForOperations(page, operations.length);
+      // The list that follows the heading in the rendered description (evaluated from here: the page's CSP).
+      const items = (await page.evaluate(`(() => {
+        const heading = [...document.querySelectorAll('#swagger-ui .info h2')].find((h) => h.textContent.trim() === 'Order of checks');
+        let next = heading ? heading.nextElementSibling : null;
+        while (next && next.tagName !== 'OL') next = next.nextElementSibling;
+        return next ? [...next.children].map((li) => li.textContent.trim()) : null;
+      })()`)) as string[] | null;
+      assert.ok(items, 'a numbered list under "Order of checks"');
+      assert.equal(items.length, 9, items.join('\n'));
+      assert.deepEqual(
+        items.map((item) => /^[A-Z][a-z]+/.exec(item)?.[0]),
+        ['Method', 'Key', 'Plan', 'Burst', 'Route', 'Scope', 'Parameters', 'Monthly', 'The'],
+      );
+    } finally {
+      await context.close();
+    }
+  });
+
   test('"Try it out" with a key given to Authorize (X-API-Key) calls this server and gets 200', async () => {
     const context = await browser!.newContext({ viewport: { width: 1280, height: 900 }, serviceWorkers: 'block' });
     try {

@@ -5,7 +5,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { changePlan } from '../../src/services/accounts.service.js';
 import { OPERATOR, type Actor } from '../../src/services/actor.js';
-import { InputError, NotFoundError, type InputField } from '../../src/errors/input-error.js';
+import { InputError, InputErrors, NotFoundError, type InputField } from '../../src/errors/input-error.js';
 import {
   accountKeys,
   createKey,
@@ -113,8 +113,41 @@ describe('names, scopes, expiry', () => {
     assert.equal(expiresAtFor('7d', t), '2026-11-27T12:00:00.000Z');
     assert.equal(expiresAtFor('90d', t), '2027-02-18T12:00:00.000Z');
     assert.equal(expiresAtFor('1y', t), '2027-11-20T12:00:00.000Z');
-    assert.equal(expiresAtFor('none', t), null);
+    assert.equal(expiresAtFor('never', t), null);
     assert.throws(() => expiresAtFor('2d', t), (e: unknown) => e instanceof InputError && e.field === 'expiry');
+  });
+
+  it('expiresAtFor, the one expiry rule of the screen and the command line: nothing given is 90 days, "never", a plain date is the end of that day UTC', () => {
+    const t = Date.parse('2026-11-20T12:00:00.000Z');
+    assert.equal(expiresAtFor(undefined, t), '2027-02-18T12:00:00.000Z');
+    assert.equal(expiresAtFor('', t), '2027-02-18T12:00:00.000Z');
+    assert.equal(expiresAtFor('never', t), null);
+    assert.equal(expiresAtFor('2027-01-31', t), '2027-01-31T23:59:59.999Z');
+    assert.equal(expiresAtFor('2026-11-20', t), '2026-11-20T23:59:59.999Z', 'today: until its end');
+    assert.equal(expiresAtFor('2027-01-31T10:00:00+01:00', t), '2027-01-31T09:00:00.000Z');
+    const refusedExpiry = (input: string, pattern: RegExp) =>
+      assert.throws(() => expiresAtFor(input, t), (e: unknown) => e instanceof InputError && e.field === 'expiry' && pattern.test(e.message), input);
+    refusedExpiry('2026-11-19', /must be in the future/);
+    refusedExpiry('2026-11-20T11:59:59Z', /must be in the future/);
+    for (const bad of ['2027-02-30', '2027-1-31', '31/01/2027', 'tomorrow', 'none', '10d']) refusedExpiry(bad, /Expiry must be one of 7d, 30d, 90d, 1y, never, a date/);
+  });
+
+  it('createKey: no expiry given makes a 90-day key; every bad field is reported at once, writing nothing', async () => {
+    const made = await createKey(ctx.store, { accountId: alice, name: 'ninety', scopes: ['export'], expiresAt: undefined, now: now(), keyPrefix: prefix(), actor: owner });
+    assert.equal(made.record.expiresAt, new Date(now() + 90 * 86_400_000).toISOString());
+    const before = await keyCount();
+    await assert.rejects(create('', [], { expiresAt: 'soon' }), (error: unknown) => {
+      assert.ok(error instanceof InputErrors, String(error));
+      assert.deepEqual(error.errors.map((e) => e.field), ['name', 'scopes', 'expiry']);
+      assert.match(error.message, /Give the key a name\. Choose at least one scope\. Expiry must be one of/);
+      return true;
+    });
+    await assert.rejects(create('second key', ['admin']), (error: unknown) => {
+      assert.ok(error instanceof InputErrors, String(error));
+      assert.deepEqual(error.errors.map((e) => [e.field, e.message.slice(0, 20)]), [['scopes', 'unknown scope admin '], ['name', 'A live key is alread']]);
+      return true;
+    });
+    assert.equal(await keyCount(), before);
   });
 
   it('a created key works at once with exactly its scopes, stored with the trimmed name and scopes in contract order', async () => {

@@ -181,6 +181,20 @@ describe('settings pages', () => {
     assert.equal(badNonce.statusCode, 400);
   });
 
+  test('create: every bad field is refused at once, each message at its field, nothing created', async () => {
+    const before = await keyCount();
+    const res = await create({ name: '   ', expiry: 'someday' });
+    assert.equal(res.statusCode, 422);
+    assert.match(res.body, /id="name-error">Give the key a name/);
+    assert.match(res.body, /id="scope-error">Choose at least one scope/);
+    assert.match(res.body, /id="expiry-error">Expiry must be one of/);
+    const taken = await create({ name: 'all scopes', scopes: ['export', 'admin:write'], expiry: '90d' });
+    assert.equal(taken.statusCode, 422);
+    assert.match(taken.body, /id="name-error">A live key is already named/);
+    assert.match(taken.body, /id="scope-error">unknown scope admin:write/);
+    assert.equal(await keyCount(), before);
+  });
+
   test('at most 20 live keys; a lapsed account can view and revoke but not create', async () => {
     const ctx2 = await createTestContext();
     try {
@@ -395,5 +409,45 @@ describe('settings pages', () => {
     assert.equal(res.statusCode, 403);
     assert.equal(await keyCount(), before);
     assert.equal(SITE, 'http://localhost:80');
+  });
+
+  test('roll form: it names the key\'s real last use, as key details and revoke do', async () => {
+    const { id, secret } = await createAndReveal('used before roll', ['catalogue:read']);
+    assert.match(textOf((await browser.get(key(id, '/roll'))).body), /Last used: never\./, 'not used yet');
+    ctx.clock.advance(5 * 60_000);
+    assert.equal((await api(secret, '/catalogue')).statusCode, 200);
+    ctx.clock.advance(3 * 60_000);
+    for (const url of [key(id), key(id, '/revoke')]) assert.match(textOf((await browser.get(url)).body), /Last used 2027-01-15 12:05 UTC/, url);
+    const form = await browser.get(key(id, '/roll'));
+    assert.match(textOf(form.body), /Last used: 3 minutes ago ?\./);
+    assert.match(form.body, /<time datetime="2027-01-15T12:05:00.000Z"/);
+    // A refused roll shows the form again with the same last use.
+    const bad = await browser.post(key(id, '/roll'), { _csrf: tokenOf(form.body), nonce: nonceOf(form.body) });
+    assert.equal(bad.statusCode, 422);
+    assert.match(textOf(bad.body), /Last used: 3 minutes ago ?\./);
+  });
+
+  test('a revoked key says when it was revoked, not when it would have expired', async () => {
+    const { id } = await createAndReveal('revoked early', ['export'], '30d');
+    ctx.clock.advance(10 * 60_000);
+    const confirm = await browser.get(key(id, '/revoke'));
+    assert.equal((await browser.post(key(id, '/revoke'), { _csrf: tokenOf(confirm.body) })).statusCode, 303);
+    ctx.clock.advance(2 * 3_600_000);
+    const ended = (await browser.get(OVERVIEW)).body.split('Expired and revoked')[1]!;
+    const item = textOf(ended.split('<li class="key">').find((li) => li.includes('revoked early')) ?? '');
+    assert.match(item, /Revoked 2 hours ago/);
+    assert.doesNotMatch(item, /Expires/);
+    const details = await browser.get(key(id));
+    const text = textOf(details.body);
+    assert.match(text, /Revoked 2027-01-15 12:10 UTC \(2 hours ago\)/);
+    assert.doesNotMatch(text, /Expires|\(in [0-9]+ days\)/);
+  });
+
+  test('a 30-day key reads "in 30 days" right after it is made, on the overview and its page', async () => {
+    const { id } = await createAndReveal('thirty days', ['export'], '30d');
+    ctx.clock.advance(1500);
+    assert.match(textOf((await browser.get(key(id))).body), /Expires 2027-02-14 12:00 UTC \(in 30 days\)/);
+    const item = textOf((await browser.get(OVERVIEW)).body.split('<li class="key">').find((li) => li.includes('thirty days')) ?? '');
+    assert.match(item, /Expires in 30 days/);
   });
 });

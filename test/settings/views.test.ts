@@ -9,6 +9,7 @@ import { checkSameSite } from '../../src/http/settings/site.js';
 import { BarChart, niceCeiling } from '../../src/http/settings/views/bar-chart.js';
 import { formatRelative, formatUtc, percent } from '../../src/http/settings/views/format.js';
 import { MessagePage } from '../../src/http/settings/views/message-page.js';
+import { SignedOutPage } from '../../src/http/settings/views/signed-out.js';
 
 const DAYS = ['2026-06-13', '2026-06-14', '2026-06-15'];
 
@@ -69,6 +70,41 @@ describe('views', () => {
     assert.equal(formatRelative('2026-06-15T09:00:00.000Z', now), '3 hours ago');
     assert.equal(formatRelative('2026-06-17T12:00:00.000Z', now), 'in 2 days');
     assert.deepEqual([percent(0, 10), percent(8, 10), percent(11, 10), percent(1, 0)], [0, 80, 100, 100]);
+  });
+
+  test('a time to come counts whole units rounded up: a 30-day key reads "in 30 days" right after it is made', () => {
+    const now = Date.parse('2026-06-15T12:00:00.000Z');
+    const later = (ms: number) => new Date(now + ms).toISOString();
+    const day = 86_400_000;
+    // Made a moment ago (the page is drawn a few milliseconds after the key).
+    assert.equal(formatRelative(later(30 * day - 5), now), 'in 30 days');
+    assert.equal(formatRelative(later(7 * day - 5), now), 'in 7 days');
+    assert.equal(formatRelative(later(29 * day + 3_600_000), now), 'in 30 days', 'a day begun counts');
+    assert.equal(formatRelative(later(29 * day), now), 'in 29 days');
+    assert.equal(formatRelative(later(24 * 3_600_000 - 5), now), 'in 24 hours');
+    assert.equal(formatRelative(later(3_600_000 - 5), now), 'in 60 minutes');
+    assert.equal(formatRelative(later(90 * day - 5), now), 'in 3 months');
+    // Times past keep counting whole units done.
+    assert.equal(formatRelative(new Date(now - (30 * day - 5)).toISOString(), now), '29 days ago');
+  });
+});
+
+describe('signed out, and the way back', () => {
+  const text = (html: string) => html.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
+
+  test('the signed-out page says how to get a new sign-in link: from the platform, or from the operator\'s command', () => {
+    const page = text(renderDocument(SignedOutPage()));
+    assert.match(page, /Settings → Developer API on the platform/);
+    assert.match(page, /new sign-in link/);
+    assert.match(page, /shelfapi accounts sign-in-link ACCOUNT_ID/);
+    assert.match(page, /once, within 15 minutes/);
+  });
+
+  test('"Settings" in the breadcrumb is a link; "Developer API" links to the overview', () => {
+    const html = renderDocument(MessagePage({ title: 'x', shell: null, children: '' }));
+    const crumbs = /<nav aria-label="Breadcrumb"[^>]*>(.*?)<\/nav>/s.exec(html)?.[1] ?? '';
+    assert.match(crumbs, /<a [^>]*href="\/settings"[^>]*>Settings<\/a>/);
+    assert.match(crumbs, /<a [^>]*href="\/settings\/developer-api"[^>]*>Developer API<\/a>/);
   });
 });
 

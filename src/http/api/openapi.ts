@@ -30,11 +30,18 @@ Each key carries scopes; an endpoint answers only a key with the scope it needs 
 ${scopeTable}
 
 ## Order of checks
+For every request, in this order; the first that fails decides the answer:
+
 1. Method: only GET, HEAD and OPTIONS; any other answers \`405 method_not_allowed\` with \`Allow: GET, HEAD, OPTIONS\`.
-2. Key: \`401 unauthorized\`. 3. Plan active: \`403 forbidden\`. 4. Burst limit: \`429 rate_limited\`.
-5. Route: \`404 not_found\`; OPTIONS on an existing route answers \`204\` with \`Allow\`. 6. Scope: \`403 insufficient_scope\`.
+2. Key: \`401 unauthorized\`.
+3. Plan active: \`403 forbidden\`.
+4. Burst limit: \`429 rate_limited\`.
+5. Route: \`404 not_found\`; OPTIONS on an existing route answers \`204\` with \`Allow\`.
+6. Scope: \`403 insufficient_scope\`.
 7. Parameters: \`400 bad_request\` (unknown, repeated or empty parameters; integers are ASCII digits only).
-8. Monthly quota: \`429 quota_exceeded\`. 9. The answer: \`200\`, or \`404 not_found\` for a missing item.
+8. Monthly quota: \`429 quota_exceeded\`.
+9. The answer: \`200\`, or \`404 not_found\` for a missing item.
+
 HEAD behaves exactly as GET, without a body.
 
 ## Limits

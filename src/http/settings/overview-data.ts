@@ -3,7 +3,7 @@
  * status and last use, this month's counted requests (the figure /me reports), the burst window, and the
  * account's counted requests per day (the sum of its keys' daily counts, as `keys usage` shows them).
  */
-import { accountKeys } from '../../services/keys.service.js';
+import { accountKeys, ownedKey } from '../../services/keys.service.js';
 import { PLANS, type Plan } from '../../domain/scopes.js';
 import { keyHint } from '../../keys/api-key.js';
 import { keyStatus } from '../../keys/key-status.js';
@@ -33,6 +33,16 @@ export function keyView(record: KeyRecord, keyPrefix: string, now: number): KeyV
     lastUsedAt: record.lastUsedAt,
     status: keyStatus(record, now),
   };
+}
+
+/**
+ * The owner's key `keyId` as a page shows it, with its last use as the meter knows it (as the overview and
+ * `keys list` show it): the key's row alone does not say when it was last used.
+ */
+export async function ownedKeyView(deps: AppDeps, accountId: number, keyId: number, now: number): Promise<KeyView> {
+  const record = await ownedKey(deps.store, accountId, keyId);
+  const lastUsedAt = (await deps.meter.lastUsed(accountId, [keyId])).get(keyId) ?? null;
+  return keyView({ ...record, lastUsedAt }, deps.config.keyPrefix, now);
 }
 
 export async function overviewData(deps: AppDeps, accountId: number, now: number): Promise<OverviewData> {

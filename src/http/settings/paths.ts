@@ -3,6 +3,8 @@ import type { SecurityLogFilter } from '../../services/security-log.js';
 
 export const SETTINGS_PREFIX = '/settings';
 export const paths = {
+  /** Redirects to the overview: the screen's home. */
+  settings: '/settings',
   signIn: '/settings/sign-in',
   signOut: '/settings/sign-out',
   overview: '/settings/developer-api',

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
-import { createKey, parseScopes } from '../../../services/keys.service.js';
+import { createKey, NEVER_EXPIRES_WARNING } from '../../../services/keys.service.js';
 import { OPERATOR } from '../../../services/actor.js';
+import { utcMinute } from '../../../services/time-text.js';
 import { positiveInt, print, printJson, withStore } from '../../context.js';
 
 export function keysCreateCommand(): Command {
@@ -9,23 +10,29 @@ export function keysCreateCommand(): Command {
     .requiredOption('--account <id>', 'account id')
     .requiredOption('--scopes <list>', 'comma-separated scopes, at least one')
     .option('--name <name>', 'a name for the key, 1 to 64 characters, unique among the account\'s live keys (default: "default", then "default 2", ...)')
-    .option('--expires-at <iso>', 'expiry, ISO 8601 date-time (default: never)')
+    .option(
+      '--expires-at <when>',
+      'when the key stops working: 7d, 30d, 90d, 1y, a date (2027-01-31: the end of that day, UTC), an ISO 8601 date-time, or never (default: 90d, as on the settings screen)',
+    )
     .option('--json', 'print { "id": N, "key": "<full key>" } as JSON')
     .action(async (options: { account: string; scopes: string; name?: string; expiresAt?: string; json?: boolean }) => {
       const accountId = positiveInt('--account', options.account);
-      const scopes = parseScopes(options.scopes);
       await withStore(async ({ config, store, now }) => {
-        const { id, key } = await createKey(store, {
+        // The service reads the scopes, name and expiry (the screen's rules) and refuses every bad one at once.
+        const { id, key, record } = await createKey(store, {
           accountId,
-          scopes,
+          scopes: options.scopes.split(','),
           name: options.name ?? null,
-          expiresAt: options.expiresAt ?? null,
+          expiresAt: options.expiresAt,
           now,
           keyPrefix: config.keyPrefix,
           actor: OPERATOR,
         });
+        // On stderr: stdout stays the key (or the one JSON document) a script reads.
+        if (record.expiresAt === null) process.stderr.write(`shelfapi: warning: this key never expires. ${NEVER_EXPIRES_WARNING}\n`);
         if (options.json) return printJson({ id, key });
-        print(`Created key ${id} for account ${accountId}. Shown once, keep it:`);
+        const expires = record.expiresAt === null ? 'never expires' : `expires ${utcMinute(record.expiresAt)}`;
+        print(`Created key ${id} for account ${accountId} (${expires}). Shown once, keep it:`);
         print(`  ${key}`);
       });
     });

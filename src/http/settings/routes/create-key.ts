@@ -4,8 +4,8 @@
  * the form again (422) with the message at its field, nothing created. A resubmitted form (same nonce):
  * no second key, a redirect to the overview that says so.
  */
-import { createKey, expiresAtFor } from '../../../services/keys.service.js';
-import { InputError } from '../../../errors/input-error.js';
+import { createKey } from '../../../services/keys.service.js';
+import { InputError, InputErrors } from '../../../errors/input-error.js';
 import { keyCreationRefusal } from '../account-access.js';
 import { formBody, listField, nonceField, textField } from '../form-input.js';
 import { ownerActor, requireRecentSignIn } from '../guards.js';
@@ -31,7 +31,7 @@ export function registerCreateKey(app: SettingsApp, context: SettingsContext): v
         accountId: session.accountId,
         name: values.name,
         scopes: values.scopes,
-        expiresAt: expiresAtFor(values.expiry, now),
+        expiresAt: values.expiry,
         now,
         keyPrefix: config.keyPrefix,
         actor: ownerActor(session, request),
@@ -41,9 +41,12 @@ export function registerCreateKey(app: SettingsApp, context: SettingsContext): v
       return reply.redirect(paths.createdKey, 303);
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
+      // Every refused field at once, each message at its field.
       const errors: FieldErrors = {};
-      if (error.field === 'name' || error.field === 'scopes' || error.field === 'expiry') errors[error.field] = error.message;
-      else errors.form = error.message;
+      for (const one of error instanceof InputErrors ? error.errors : [error]) {
+        if (one.field === 'name' || one.field === 'scopes' || one.field === 'expiry') errors[one.field] = one.message;
+        else errors.form = one.message;
+      }
       const blocked = await keyCreationRefusal(store, session.accountId);
       const shell = await shellFor(context, request, reply, 'create');
       return sendPage(reply, 422, CreateKeyPage({ shell, blocked, values, errors, nonce: newNonce() }));

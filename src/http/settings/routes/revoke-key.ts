@@ -3,11 +3,11 @@
  * server) and redirects to its page. A key already revoked: the confirmation again with why, 422.
  */
 import { InputError } from '../../../errors/input-error.js';
-import { ownedKey, revokeKey } from '../../../services/keys.service.js';
+import { revokeKey } from '../../../services/keys.service.js';
 import { keyIdParam } from '../form-input.js';
 import { ownerActor, requireRecentSignIn } from '../guards.js';
 import { withNotice } from '../notices.js';
-import { keyView } from '../overview-data.js';
+import { ownedKeyView } from '../overview-data.js';
 import { paths } from '../paths.js';
 import { sendPage } from '../render.js';
 import type { SettingsApp, SettingsContext } from '../settings-context.js';
@@ -26,9 +26,9 @@ export function registerRevokeKey(app: SettingsApp, context: SettingsContext): v
       return reply.redirect(withNotice(paths.key(keyId), 'revoked'), 303);
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
-      const record = await ownedKey(store, session.accountId, keyId);
+      const view = await ownedKeyView(context.deps, session.accountId, keyId, now);
       const shell = await shellFor(context, request, reply, null);
-      return sendPage(reply, 422, RevokeKeyPage({ shell, now, keyView: keyView(record, config.keyPrefix, now), error: error.message }));
+      return sendPage(reply, 422, RevokeKeyPage({ shell, now, keyView: view, error: error.message }));
     }
   });
 }

@@ -1,11 +1,10 @@
 /** GET /settings/developer-api/keys/:id/roll: the roll form (choose when the old key stops). */
-import { ownedKey } from '../../../services/keys.service.js';
 import { PageError } from '../page-errors.js';
 import { keyCreationRefusal } from '../account-access.js';
 import { keyIdParam } from '../form-input.js';
 import { requireRecentSignIn } from '../guards.js';
 import { newNonce } from '../one-time.js';
-import { keyView } from '../overview-data.js';
+import { ownedKeyView } from '../overview-data.js';
 import { sendPage } from '../render.js';
 import type { SettingsApp, SettingsContext } from '../settings-context.js';
 import { shellFor } from '../shell.js';
@@ -15,12 +14,12 @@ import { RollKeyPage } from '../views/roll-key.js';
 export const DEFAULT_STOP_OLD = '24h';
 
 export function registerRollKeyForm(app: SettingsApp, context: SettingsContext): void {
-  const { store, clock, config } = context.deps;
+  const { store, clock } = context.deps;
   app.get('/developer-api/keys/:id/roll', async (request, reply) => {
     const session = requireRecentSignIn(context, request);
     const keyId = keyIdParam(request.params);
     const now = clock.now();
-    const view = keyView(await ownedKey(store, session.accountId, keyId), config.keyPrefix, now);
+    const view = await ownedKeyView(context.deps, session.accountId, keyId, now);
     if (view.status.status === 'expired' || view.status.status === 'revoked') throw new PageError('not_found');
     const blocked =
       view.status.status === 'retiring' ? 'This key was rolled already: roll its replacement instead.' : await keyCreationRefusal(store, session.accountId);

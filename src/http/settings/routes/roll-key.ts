@@ -10,7 +10,7 @@ import { formBody, keyIdParam, nonceField, textField } from '../form-input.js';
 import { ownerActor, requireRecentSignIn } from '../guards.js';
 import { withNotice } from '../notices.js';
 import { firstSubmission, keepNewKey, newNonce } from '../one-time.js';
-import { keyView } from '../overview-data.js';
+import { ownedKeyView } from '../overview-data.js';
 import { paths } from '../paths.js';
 import { sendPage } from '../render.js';
 import type { SettingsApp, SettingsContext } from '../settings-context.js';
@@ -44,7 +44,7 @@ export function registerRollKey(app: SettingsApp, context: SettingsContext): voi
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
       const shell = await shellFor(context, request, reply, null);
-      const view = keyView(before, config.keyPrefix, now);
+      const view = await ownedKeyView(context.deps, session.accountId, before.id, now);
       const stopError = error.field === 'stopOld' ? error.message : null;
       const blocked = stopError === null ? error.message : await keyCreationRefusal(store, session.accountId);
       return sendPage(reply, 422, RollKeyPage({ shell, now, keyView: view, blocked, stopOld, error: stopError, nonce: newNonce() }));

@@ -1,5 +1,5 @@
 /** Create key: name, scopes (each with what it grants and its endpoints), expiry; errors at their fields. */
-import { DEFAULT_EXPIRY, EXPIRY_CHOICES, MAX_LIVE_KEYS, type ExpiryChoice } from '../../../services/keys.service.js';
+import { DEFAULT_EXPIRY, EXPIRY_CHOICES, MAX_LIVE_KEYS, NEVER_EXPIRES_WARNING, type ExpiryChoice } from '../../../services/keys.service.js';
 import { endpointLabel, SCOPE_TABLE, SCOPES, UNSCOPED_ENDPOINTS } from '../../../domain/scopes.js';
 import { paths } from '../paths.js';
 import { Banner, FieldError, FormToken } from './components.js';
@@ -26,7 +26,7 @@ const EXPIRY_LABELS: Record<ExpiryChoice, string> = {
   '30d': '30 days',
   '90d': '90 days',
   '1y': '1 year',
-  none: 'Never',
+  never: 'Never',
 };
 
 export function ScopeChoices({ selected, error, idPrefix }: { selected: readonly string[]; error: string | undefined; idPrefix: string }) {
@@ -107,8 +107,7 @@ export function CreateKeyPage({ shell, blocked, values, errors, nonce }: CreateK
               ))}
             </select>
             <p class="hint" id="expiry-hint">
-              "Never" is convenient but risky: a key that leaks keeps working until someone revokes it. At most {MAX_LIVE_KEYS}{' '}
-              working keys per account.
+              {NEVER_EXPIRES_WARNING} At most {MAX_LIVE_KEYS} working keys per account.
             </p>
             <FieldError id="expiry-error" message={errors.expiry} />
           </div>

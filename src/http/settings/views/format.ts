@@ -25,12 +25,20 @@ const UNITS: Array<[Intl.RelativeTimeFormatUnit, number]> = [
 ];
 const relativeFormat = new Intl.RelativeTimeFormat('en', { numeric: 'auto' });
 
-/** "3 minutes ago", "in 2 days", "just now". */
+/**
+ * "3 minutes ago", "in 2 days", "just now". A time past counts the whole units gone by (29.9 days ago reads
+ * "29 days ago"); a time to come counts the units begun, rounded up, so that a key made for 30 days reads "in
+ * 30 days" when it is made and until a whole day of it has gone, and a roll's old key "stops in 24 hours".
+ * Months and years to come, rough units, are rounded to the nearest (a 90-day key: "in 3 months").
+ */
 export function formatRelative(iso: string, now: number): string {
   const delta = Date.parse(iso) - now;
-  if (Math.abs(delta) < 60_000) return 'just now';
+  const size = Math.abs(delta);
+  if (size < 60_000) return 'just now';
   for (const [unit, ms] of UNITS) {
-    if (Math.abs(delta) >= ms) return relativeFormat.format(Math.trunc(delta / ms), unit);
+    if (size < ms) continue;
+    if (delta < 0) return relativeFormat.format(-Math.floor(size / ms), unit);
+    return relativeFormat.format(unit === 'month' || unit === 'year' ? Math.round(size / ms) : Math.ceil(size / ms), unit);
   }
   return 'just now';
 }

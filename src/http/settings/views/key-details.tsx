@@ -83,8 +83,19 @@ export function KeyDetailsPage({
             <dd>
               <Time at={key.createdAt} now={now} exact />
             </dd>
-            <dt>Expires</dt>
-            <dd>{key.expiresAt === null ? 'Never' : <Time at={key.expiresAt} now={now} exact />}</dd>
+            {key.status.status === 'revoked' && key.status.at !== null ? (
+              <>
+                <dt>Revoked</dt>
+                <dd>
+                  <Time at={key.status.at} now={now} exact />
+                </dd>
+              </>
+            ) : (
+              <>
+                <dt>{key.status.status === 'expired' ? 'Expired' : 'Expires'}</dt>
+                <dd>{key.expiresAt === null ? 'Never' : <Time at={key.expiresAt} now={now} exact />}</dd>
+              </>
+            )}
             <dt>Last used</dt>
             <dd>
               {data.lastUse === null ? (

@@ -48,6 +48,27 @@ export function ScopeList({ scopes }: { scopes: readonly string[] }) {
   );
 }
 
+/**
+ * When the key stops or stopped working: a revoked key (or a rolled one past its stop time) by when it was
+ * revoked, not by the expiry it never reached.
+ */
+export function KeyEnd({ keyView, now, exact = false }: { keyView: KeyView; now: number; exact?: boolean }) {
+  const { status, at } = keyView.status;
+  if (status === 'revoked' && at !== null) {
+    return (
+      <>
+        Revoked <Time at={at} now={now} exact={exact} />
+      </>
+    );
+  }
+  if (keyView.expiresAt === null) return <>Never expires</>;
+  return (
+    <>
+      {status === 'expired' ? 'Expired' : 'Expires'} <Time at={keyView.expiresAt} now={now} exact={exact} />
+    </>
+  );
+}
+
 export function KeyItem({ keyView, now }: { keyView: KeyView; now: number }) {
   return (
     <li class="key">
@@ -63,13 +84,7 @@ export function KeyItem({ keyView, now }: { keyView: KeyView; now: number }) {
           Created <Time at={keyView.createdAt} now={now} />
         </div>
         <div>
-          {keyView.expiresAt === null ? (
-            'Never expires'
-          ) : (
-            <>
-              {Date.parse(keyView.expiresAt) <= now ? 'Expired' : 'Expires'} <Time at={keyView.expiresAt} now={now} />
-            </>
-          )}
+          <KeyEnd keyView={keyView} now={now} />
         </div>
         <div>{keyView.lastUsedAt === null ? 'Never used' : <>Last used <Time at={keyView.lastUsedAt} now={now} /></>}</div>
       </div>

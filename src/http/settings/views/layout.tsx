@@ -45,9 +45,12 @@ export function Layout({ title, shell, notice, children }: LayoutProps) {
         </a>
         <header class="top">
           <div class="top-inner">
-            <p class="brand">
-              <span class="brand-section">Settings</span> <span aria-hidden="true">›</span> Developer API
-            </p>
+            <nav aria-label="Breadcrumb" class="brand">
+              <a class="brand-section" href={paths.settings}>
+                Settings
+              </a>{' '}
+              <span aria-hidden="true">›</span> <a href={paths.overview}>Developer API</a>
+            </nav>
             {shell === null ? null : (
               <div class="account">
                 <span class="account-email">{shell.email}</span>
