@@ -106,13 +106,19 @@ function answeringPids(output: string): Set<number> {
 
 /**
  * 300 requests on a quota of 100: exactly 100 answered 200 and counted. `unavailable`: 503s are tolerated
- * beside the 429s (never counted: `used` stays 100), for PostgreSQL metering under a flood (issue 17 item 1).
+ * (never counted: `used` stays 100), and requests go on until the quota is spent, for PostgreSQL metering,
+ * which answers 503 to part of a flood on a loaded machine (issue 17 item 1).
  */
 async function exactQuota(server: ServerProcess, key: string, options: { atOnce?: number; unavailable?: boolean } = {}): Promise<void> {
   const counts = await statusCounts(server, key, 300, options.atOnce);
   if (options.unavailable === true) {
+    // A 503 is not counted, so it leaves its share of the quota to later requests: go on until it is spent.
+    for (let sent = 300; counts['429 quota_exceeded'] === undefined && sent < 1_500; sent += 100) {
+      for (const [answer, n] of Object.entries(await statusCounts(server, key, 100, options.atOnce))) counts[answer] = (counts[answer] ?? 0) + n;
+    }
     const { '200': served, '429 quota_exceeded': over = 0, '503 service_unavailable': unavailable = 0, ...others } = counts;
-    assert.deepEqual({ served, refused: over + unavailable, others }, { served: 100, refused: 200, others: {} }, 'exactly the quota of 100 is served across the workers');
+    assert.ok(over > 0, 'the quota was spent');
+    assert.deepEqual({ served, others }, { served: 100, others: {} }, `exactly the quota of 100 is served across the workers (${unavailable} answered 503)`);
   } else {
     assert.deepEqual(counts, { '200': 100, '429 quota_exceeded': 200 }, 'exactly the quota of 100 is served across the workers');
   }

@@ -70,8 +70,10 @@ export async function startServerProcess(env: Record<string, string>, args: stri
   );
   let ended = false;
   void exited.then(() => (ended = true));
-  // Generous: a start compiles the source with tsx, which takes tens of seconds on a loaded machine.
-  const up = waitFor(async () => ended || (await fetch(`http://127.0.0.1:${opsPort}/healthz`)).ok, `server on port ${port}`, 90_000).then(() => {
+  // Generous: a start compiles the source with tsx, which takes tens of seconds on a loaded machine, and
+  // `--workers N` starts N + 1 processes at once.
+  const timeoutMs = args.includes('--workers') ? 240_000 : 90_000;
+  const up = waitFor(async () => ended || (await fetch(`http://127.0.0.1:${opsPort}/healthz`)).ok, `server on port ${port}`, timeoutMs).then(() => {
     if (ended) throw new Error('server exited early');
   });
   await up.catch((error: unknown) => {
