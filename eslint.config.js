@@ -9,6 +9,7 @@ import tseslint from 'typescript-eslint';
  */
 const LAYERS = [
   ['cli'],
+  ['workers'],
   ['server'],
   ['http'],
   ['auth', 'services', 'load', 'export'],

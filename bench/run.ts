@@ -32,7 +32,8 @@ const DURATION = process.env.BENCH_DURATION ?? '10s';
 const WARMUP = process.env.BENCH_WARMUP ?? '3s';
 /**
  * `search`: only the data-drawn search and mixed scenarios (no baseline, export or docs update); `flood`:
- * only the flood scenario (its own block of docs/performance.md).
+ * only the flood scenario (its own block of docs/performance.md); `workers`: only item GET with
+ * `serve --workers 1` and `--workers 2`, against the baseline (no docs update).
  */
 const ONLY = process.env.BENCH_ONLY ?? '';
 const FLOOD_DURATION = process.env.BENCH_FLOOD_DURATION ?? '10s';
@@ -121,8 +122,9 @@ async function startShelfapi(name: string, env: Record<string, string>): Promise
   const opsPort = nextPort++;
   const child = spawn(process.execPath, [join(ROOT, 'bin', 'shelfapi.js'), 'serve'], {
     cwd: ROOT,
-    // A scenario may bring limits of its own (the flood's quota).
-    env: { ...process.env, LOG_LEVEL: 'warn', PLAN_LIMITS, ...env, PORT: String(port), OPS_PORT: String(opsPort) },
+    // A scenario may bring limits of its own (the flood's quota). No drain delay: the bench stops servers
+    // with SIGTERM between scenarios.
+    env: { ...process.env, DRAIN_DELAY_MS: '0', LOG_LEVEL: 'warn', PLAN_LIMITS, ...env, PORT: String(port), OPS_PORT: String(opsPort) },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   await waitUntilUp(`http://127.0.0.1:${opsPort}/healthz`, child);
@@ -505,6 +507,31 @@ async function floodRun(stamp: string): Promise<string> {
   return floodTable(run, FLOOD_DURATION);
 }
 
+// ---------------------------------------------------------------------------------------------------
+// Every core (issue 17, item 3): item GET from one process, then from a primary and two workers
+
+const WORKER_COUNTS = [1, 2] as const;
+
+/** Item GET at CONNECTIONS connections with `serve --workers N` for each N, one server at a time. */
+async function runWorkers(
+  start: (workers: number) => Promise<Target>,
+  keysFile: string,
+  base: WrkResult,
+): Promise<Array<{ scenario: string; target: string; result: WrkResult; ratio: number }>> {
+  const rows = [];
+  for (const workers of WORKER_COUNTS) {
+    const target = await start(workers);
+    const scenario = `GET /catalogue/:id, --workers ${workers}`;
+    log(`${target.name}: ${scenario}`);
+    wrk(target.base, [`${V1}/catalogue/{id}`], keysFile, WARMUP);
+    const result = wrk(target.base, [`${V1}/catalogue/{id}`], keysFile, DURATION);
+    rows.push({ scenario, target: target.name, result, ratio: Math.round((result.rps / base.rps) * 1000) / 1000 });
+    target.child.kill('SIGTERM');
+    await new Promise((r) => target.child.once('exit', r));
+  }
+  return rows;
+}
+
 async function main(): Promise<void> {
   mkdirSync(DATA, { recursive: true });
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
@@ -544,6 +571,7 @@ async function main(): Promise<void> {
   const latency: Array<{ scenario: string; target: string; result: WrkResult }> = [];
   const searchRuns: SearchRun[] = [];
   const searchOnly = ONLY === 'search';
+  const workersOnly = ONLY === 'workers';
 
   let base: WrkResult | null = null;
   if (!searchOnly) {
@@ -555,10 +583,10 @@ async function main(): Promise<void> {
     rows.push({ scenario: 'raw node:http, fixed body', target: 'baseline', result: base, ratio: 1 });
     // The floors: an item GET's response shape from raw node:http, then from one Fastify route, doing
     // nothing else. No server that sends these bytes on this machine can pass them.
-    for (const [mode, scenario] of [
+    for (const [mode, scenario] of workersOnly ? [] : ([
       ['headers', "raw node:http, an item GET's headers and body"],
       ['fastify', "one Fastify route, an item GET's headers and body"],
-    ] as const) {
+    ] as const)) {
       const floor = await startBaseline(mode);
       log(`floor (${mode}): ${DURATION} at ${CONNECTIONS} connections`);
       wrk(floor.base, ['/'], null, WARMUP);
@@ -568,9 +596,18 @@ async function main(): Promise<void> {
     }
   }
 
+  const startWorkers = (store: 'sqlite' | 'postgres') => (workers: number) =>
+    store === 'sqlite'
+      ? startShelfapi(`sqlite`, { DATABASE_URL: sqliteUrl, EXPORT_DIR: guideDirs.sqlite, WORKERS: String(workers) })
+      : startShelfapi('postgres+redis', { DATABASE_URL: pgUrl, REDIS_URL: REDIS_URL, REDIS_KEY_PREFIX: redisPrefix, EXPORT_DIR: guideDirs.postgres, WORKERS: String(workers) });
+
   for (const [store, start] of [['sqlite', startSqlite], ['postgres', startPostgres]] as const) {
     const keys = keysByStore[store];
     if (keys === undefined) continue;
+    if (workersOnly && base !== null) {
+      rows.push(...(await runWorkers(startWorkers(store), keyFiles[store]!.bench, base)));
+      continue;
+    }
     searchRuns.push(await runSearches(store, urls[store], start, keyFiles[store]!, keys.bench[0]!));
     if (searchOnly || base === null) continue;
     let target = await start();
@@ -589,6 +626,7 @@ async function main(): Promise<void> {
     }
     target.child.kill('SIGTERM');
     await new Promise((r) => target.child.once('exit', r));
+    rows.push(...(await runWorkers(startWorkers(store), keyFiles[store]!.bench, base)));
     // A fresh process for each export, so that its peak RSS is the export's own.
     const cases = [
       { label: `${target.name}, from the store`, exportDir: 'off', query: '' },
@@ -611,6 +649,17 @@ async function main(): Promise<void> {
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(totalmem() / 2 ** 30), node: process.version };
   const results = { date: new Date().toISOString(), items: ITEMS, duration: DURATION, connections: CONNECTIONS, machine, rows, latency, exports, searchRuns };
   const stamp = results.date.replace(/[:.]/g, '-');
+  const ms = (us: number) => (us / 1000).toFixed(2);
+  const table = [
+    '| scenario | target | req/s | p50 ms | p99 ms | ratio to baseline | non-2xx |',
+    '|---|---|---:|---:|---:|---:|---:|',
+    ...rows.map((r) => `| ${r.scenario} | ${r.target} | ${Math.round(r.result.rps)} | ${ms(r.result.p50Us)} | ${ms(r.result.p99Us)} | ${r.ratio.toFixed(2)} | ${r.result.non2xx} |`),
+  ].join('\n');
+  if (workersOnly) {
+    writeFileSync(join(ROOT, 'bench', 'results', `workers-${stamp}.json`), `${JSON.stringify(results, null, 2)}\n`);
+    process.stdout.write(`\n${table}\n`);
+    return;
+  }
   if (searchOnly) {
     writeFileSync(join(ROOT, 'bench', 'results', `search-${stamp}.json`), `${JSON.stringify(results, null, 2)}\n`);
     process.stdout.write(`\n${searchTables(searchRuns)}\n`);
@@ -619,12 +668,6 @@ async function main(): Promise<void> {
   writeFileSync(join(ROOT, 'bench', 'results', `${stamp}.json`), `${JSON.stringify(results, null, 2)}\n`);
   writeFileSync(join(ROOT, 'bench', 'results', 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
 
-  const ms = (us: number) => (us / 1000).toFixed(2);
-  const table = [
-    '| scenario | target | req/s | p50 ms | p99 ms | ratio to baseline | non-2xx |',
-    '|---|---|---:|---:|---:|---:|---:|',
-    ...rows.map((r) => `| ${r.scenario} | ${r.target} | ${Math.round(r.result.rps)} | ${ms(r.result.p50Us)} | ${ms(r.result.p99Us)} | ${r.ratio.toFixed(2)} | ${r.result.non2xx} |`),
-  ].join('\n');
   const latencyTable = [
     '| scenario (one connection) | target | req/s | p50 ms | p99 ms | non-2xx |',
     '|---|---|---:|---:|---:|---:|',

@@ -2,7 +2,7 @@
  * Configuration from the environment, parsed once and frozen. A bad value stops the program with a message
  * naming the variable (ConfigError), before anything listens or writes.
  */
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { DEFAULT_PLAN_LIMITS, PLANS, type Plan, type PlanLimits } from './domain/scopes.js';
 
@@ -37,6 +37,13 @@ export interface Config {
    * temporary directory on PostgreSQL (each server its own copy); `off` streams every export from the store.
    */
   exportDir: string | null;
+  /** Processes serving the port (WORKERS, or `serve --workers`): 1 is one process with no primary. */
+  workers: number;
+  /**
+   * After SIGTERM, how long the server goes on serving (each answer with `Connection: close`) while
+   * `/readyz` answers 503, so that load balancers stop sending before it stops listening.
+   */
+  drainDelayMs: number;
 }
 
 export interface ConnectionLimits {
@@ -175,6 +182,22 @@ function parseConnectionLimits(env: Env): ConnectionLimits {
   };
 }
 
+/** Worker processes at most: far more than any machine's cores, and a guard against a mistyped count. */
+export const MAX_WORKERS = 256;
+
+/**
+ * A worker count as `serve --workers` or WORKERS give it: a whole number from 1, or `auto` for the
+ * machine's cores (`cores`, os.availableParallelism()). `source` names the flag or variable in the error.
+ */
+export function parseWorkers(source: string, raw: string | undefined, cores: number): number | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (raw === 'auto') return Math.max(1, Math.min(cores, MAX_WORKERS));
+  if (!/^[0-9]+$/.test(raw) || Number(raw) < 1 || Number(raw) > MAX_WORKERS) {
+    throw new ConfigError(source, `expected a whole number from 1 to ${MAX_WORKERS} or "auto", got ${JSON.stringify(raw)}`);
+  }
+  return Number(raw);
+}
+
 /** A comma-separated list of seed nodes (any few masters of the cluster; the client finds the rest). */
 function parseClusterUrls(raw: string | undefined): readonly string[] | null {
   if (raw === undefined || raw.trim() === '') return null;
@@ -213,14 +236,17 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   if (redisClusterUrls !== null && /[{}]/.test(redisKeyPrefix)) {
     throw new ConfigError('REDIS_KEY_PREFIX', 'must not contain { or } on a Redis Cluster (a hash tag in the prefix would put every account in one slot)');
   }
+  const port = parsePort('PORT', env.PORT, 8080);
+  const opsPort = parsePort('OPS_PORT', env.OPS_PORT, 8081);
+  if (port === opsPort && port !== 0) throw new ConfigError('OPS_PORT', `must differ from PORT (${port})`);
   return Object.freeze({
     database,
     redisUrl,
     redisClusterUrls,
     redisKeyPrefix,
     host: env.HOST === undefined || env.HOST === '' ? '127.0.0.1' : env.HOST,
-    port: parsePort('PORT', env.PORT, 8080),
-    opsPort: parsePort('OPS_PORT', env.OPS_PORT, 8081),
+    port,
+    opsPort,
     keyPrefix,
     planLimits: Object.freeze(parsePlanLimits(env.PLAN_LIMITS)),
     logLevel: env.LOG_LEVEL === undefined || env.LOG_LEVEL === '' ? 'info' : env.LOG_LEVEL,
@@ -229,5 +255,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     settingsHandoverSecret: parseHandoverSecret(env.SETTINGS_HANDOVER_SECRET),
     settingsReauthMinutes: parseWhole('SETTINGS_REAUTH_MINUTES', env.SETTINGS_REAUTH_MINUTES, 60, 1, 720),
     exportDir: parseExportDir(env.EXPORT_DIR, database),
+    workers: parseWorkers('WORKERS', env.WORKERS, availableParallelism()) ?? 1,
+    drainDelayMs: parseWhole('DRAIN_DELAY_MS', env.DRAIN_DELAY_MS, 5_000, 0, 600_000),
   });
 }

@@ -53,11 +53,15 @@ export function cliProcess(args: string[], env: Record<string, string>): ChildPr
   });
 }
 
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+/**
+ * `shelfapi serve` with `env` (and `args`, such as `--workers 2`), on free ports; resolves once /healthz
+ * answers. SIGTERM stops it without the drain delay unless `env` sets DRAIN_DELAY_MS.
+ */
+export async function startServerProcess(env: Record<string, string>, args: string[] = []): Promise<ServerProcess> {
   const port = await freePort();
   const opsPort = await freePort();
   // At info level the server logs one line per request: stop() checks that none of them holds a key.
-  const child = cliProcess(['serve'], { LOG_LEVEL: 'info', ...env, PORT: String(port), OPS_PORT: String(opsPort) });
+  const child = cliProcess(['serve', ...args], { LOG_LEVEL: 'info', DRAIN_DELAY_MS: '0', ...env, PORT: String(port), OPS_PORT: String(opsPort) });
   let output = '';
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
@@ -66,12 +70,13 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   );
   let ended = false;
   void exited.then(() => (ended = true));
-  // Generous: a start compiles the source with tsx, which takes tens of seconds on a loaded machine.
-  await waitFor(async () => {
-    if (ended) throw new Error(`server exited early: ${output}`);
-    const res = await fetch(`http://127.0.0.1:${opsPort}/healthz`);
-    return res.ok;
-  }, `server on port ${port}`, 90_000).catch((error: unknown) => {
+  // Generous: a start compiles the source with tsx, which takes tens of seconds on a loaded machine, and
+  // `--workers N` starts N + 1 processes at once.
+  const timeoutMs = args.includes('--workers') ? 240_000 : 90_000;
+  const up = waitFor(async () => ended || (await fetch(`http://127.0.0.1:${opsPort}/healthz`)).ok, `server on port ${port}`, timeoutMs).then(() => {
+    if (ended) throw new Error('server exited early');
+  });
+  await up.catch((error: unknown) => {
     child.kill('SIGKILL');
     throw new Error(`${(error as Error).message}\n${output}`);
   });

@@ -1,7 +1,9 @@
+import cluster from 'node:cluster';
+import { availableParallelism } from 'node:os';
 import { Command } from 'commander';
 import { DEFAULT_DEMO_ITEMS, seedDemo, storeIsEmpty } from '../../services/demo-seed.service.js';
 import { systemClock } from '../../clock.js';
-import { loadConfig } from '../../config.js';
+import { loadConfig, parseWorkers } from '../../config.js';
 import { API_PREFIX } from '../../http/api/api-surface.js';
 import { closeOnSignals, startServer } from '../../server.js';
 import { migrateToLatest, openStore } from '../../store/database.js';
@@ -10,6 +12,9 @@ import { findAccountByEmail } from '../../store/repositories/account.repository.
 import type { Store } from '../../store/database.js';
 import type { Config } from '../../config.js';
 import { withProgress } from '../progress.js';
+import { assertPortsFree } from '../free-ports.js';
+import { runPrimary } from '../../workers/primary.js';
+import { runWorker } from '../../workers/worker.js';
 
 const DEMO_EMAIL = 'demo@shelfapi.dev';
 
@@ -26,8 +31,13 @@ export function serveCommand(): Command {
   return new Command('serve')
     .description('migrate if needed, then serve the API at /developer/v1 (and /healthz, /readyz on OPS_PORT)')
     .option('--demo-if-empty', 'seed the demo data first when the store is empty, and print the demo key once')
-    .action(async (options: { demoIfEmpty?: boolean }) => {
+    .option('--workers <n>', 'processes serving the port: a whole number, or auto for every core (default: WORKERS, else 1)')
+    .action(async (options: { demoIfEmpty?: boolean; workers?: string }) => {
       const config = loadConfig();
+      const workers = parseWorkers('--workers', options.workers, availableParallelism()) ?? config.workers;
+      // A worker of `--workers N`: the primary has checked the ports, migrated and seeded.
+      if (cluster.isWorker) return runWorker(config);
+      await assertPortsFree(config);
       const store = openStore(config.database);
       await migrateToLatest(store);
       if (options.demoIfEmpty && (await storeIsEmpty(store))) {
@@ -47,10 +57,17 @@ export function serveCommand(): Command {
           );
         }
       }
-      const server = await startServer(config, { store });
-      process.stdout.write(
-        `shelfapi serving http://${config.host}:${config.port}${API_PREFIX} (health: http://${config.host}:${config.opsPort}/healthz)\n`,
-      );
-      await closeOnSignals(server);
+      const serving = `shelfapi serving http://${config.host}:${config.port}${API_PREFIX} (health: http://${config.host}:${config.opsPort}/healthz)`;
+      if (workers === 1) {
+        const server = await startServer(config, { store });
+        process.stdout.write(`${serving}\n`);
+        await closeOnSignals(server, config.drainDelayMs);
+        return;
+      }
+      // The workers open their own: the primary holds no store while it serves.
+      await store.close();
+      const primary = await runPrimary(config, workers);
+      process.stdout.write(`${serving} with ${workers} workers\n`);
+      if ((await primary.closed) !== 0) throw new Error('a worker did not drain and exit cleanly (see its log lines above)');
     });
 }
