@@ -50,6 +50,8 @@ const QUOTA_KEPT_AFTER_RESET_S = 35 * 86_400;
  */
 const ADMISSIONS_KEPT_S = 300;
 const ADMISSIONS_BUCKET_MS = 60_000;
+/** A give-back's token is kept this long: past its last retry (give-back.ts retries for 10 minutes). */
+const REFUND_TOKEN_KEPT_S = 15 * 60;
 /** The pause between attempts to take back an admission whose reply was lost, while Redis is away. */
 const UNDO_RETRY_MS = 500;
 
@@ -96,12 +98,15 @@ end
 return {1, perMinute - n - 1, oldest, used, 1}
 `;
 
-// KEYS: 1 quota counter, 2 key day counter; ARGV: 1 deadline (epoch ms by Redis's clock), as for ADMIT
+// KEYS: 1 quota counter, 2 key day counter, 3 the give-back's token; ARGV: 1 deadline (epoch ms by Redis's
+// clock), as for ADMIT, 2 whether a token is given (0/1), 3 how long it is kept (s). A token already there is
+// a give-back done before (its reply lost): done, nothing more is taken.
 const REFUND = `
 local time = redis.call('TIME')
 if tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) > tonumber(ARGV[1]) then
   return 0
 end
+if ARGV[2] == '1' and not redis.call('SET', KEYS[3], '1', 'NX', 'EX', ARGV[3]) then return 1 end
 if tonumber(redis.call('GET', KEYS[1]) or '0') > 0 then redis.call('DECR', KEYS[1]) end
 if tonumber(redis.call('GET', KEYS[2]) or '0') > 0 then redis.call('DECR', KEYS[2]) end
 return 1
@@ -126,7 +131,7 @@ return 1
 /** The scripts, as commands of the client (redis-client.ts). */
 const SCRIPTS = {
   meterAdmit: { numberOfKeys: 5, lua: ADMIT },
-  meterRefund: { numberOfKeys: 2, lua: REFUND },
+  meterRefund: { numberOfKeys: 3, lua: REFUND },
   meterUndo: { numberOfKeys: 4, lua: UNDO },
 };
 
@@ -254,9 +259,10 @@ export class RedisMeter implements Meter {
     }
   }
 
-  async refund(accountId: number, keyId: number, period: string, day: string, deadline?: number): Promise<void> {
+  async refund(accountId: number, keyId: number, period: string, day: string, deadline?: number, token?: string): Promise<void> {
     const giveUpAt = deadline ?? Date.now() + COMMAND_TIMEOUT_MS;
-    const reply = this.script('meterRefund', [this.key(accountId, 'quota', period), this.key(accountId, 'keyday', keyId, day)], [giveUpAt - REPLY_MARGIN_MS]);
+    const keys = [this.key(accountId, 'quota', period), this.key(accountId, 'keyday', keyId, day), this.key(accountId, 'givenback', token ?? '')];
+    const reply = this.script('meterRefund', keys, [giveUpAt - REPLY_MARGIN_MS, token === undefined ? 0 : 1, REFUND_TOKEN_KEPT_S]);
     const done = await settleMeterBy(giveUpAt, reply, 'the give-back');
     if (done !== 1) throw new MeterUnavailableError(new Error('Redis ran the give-back after its deadline'));
   }

@@ -408,6 +408,34 @@ describe('a Redis admission whose reply is lost (the connection drops after Redi
   });
 });
 
+describe('a Redis give-back whose reply is lost, tried again with its token', () => {
+  it('lands once: the retry finds the give-back done and takes nothing more', async (t) => {
+    const redis = await startPrivateRedis();
+    const proxy = await startReplyDroppingProxy(redis.url);
+    const meter = new RedisMeter(proxy.url, { prefix: 'lost:' });
+    t.after(async () => {
+      await meter.close();
+      await proxy.close();
+      await redis.destroy();
+    });
+    await meter.ready();
+    const request = { accountId: 9, keyId: 90, limits: { monthly: 100, perMinute: 10 }, quota: true, now: T0 };
+    for (let i = 0; i < 3; i++) await meter.admit({ ...request, now: T0 + i });
+    assert.equal(await meter.used(9, '2026-11'), 3);
+
+    proxy.dropNextReply();
+    await assert.rejects(meter.refund(9, 90, '2026-11', '2026-11-20', Date.now() + 60_000, 'request-1'), MeterUnavailableError);
+    assert.ok(proxy.dropped(), 'the reply was not dropped');
+    await waitFor(() => meter.ping(), 'the meter to reconnect');
+    // give-back.ts retries with the same token; another request's give-back is another token.
+    await meter.refund(9, 90, '2026-11', '2026-11-20', Date.now() + 5000, 'request-1');
+    assert.equal(await meter.used(9, '2026-11'), 2, 'the retried give-back landed twice');
+    await meter.refund(9, 90, '2026-11', '2026-11-20', Date.now() + 5000, 'request-2');
+    assert.equal(await meter.used(9, '2026-11'), 1);
+    assert.deepEqual(await meter.keyUsage(9, 90, '2026-11-01', '2026-11-30'), [{ day: '2026-11-20', requests: 1 }]);
+  });
+});
+
 describe('Redis killed (SIGKILL) under 30 concurrent requests and restarted, appendfsync always', () => {
   it('what is counted equals what was answered 200: a 503 whose admission Redis wrote is given back', async (t) => {
     const redis = await startPrivateRedis({ appendfsyncAlways: true });
