@@ -25,8 +25,13 @@ const DATA = join(ROOT, 'bench', '.data');
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 1_000_000);
 const DURATION = process.env.BENCH_DURATION ?? '10s';
 const WARMUP = process.env.BENCH_WARMUP ?? '3s';
-/** `search`: only the data-drawn search and mixed scenarios (no baseline, export or docs update). */
+/**
+ * `search`: only the data-drawn search and mixed scenarios (no baseline, export or docs update).
+ * `ratios`: only the baseline, its floors, and item GET and `/me` on each store: a short run for the ratios
+ * (no searches, latency runs, exports or docs update).
+ */
 const ONLY = process.env.BENCH_ONLY ?? '';
+const RATIO_SCENARIOS = new Set(['GET /catalogue/:id', 'GET /me']);
 /** Comma-separated stores to run (sqlite, postgres); both by default. */
 const STORES = (process.env.BENCH_STORES ?? 'sqlite,postgres').split(',');
 const CONNECTIONS = 50;
@@ -103,7 +108,8 @@ async function preparePostgres(): Promise<string> {
   return url.toString();
 }
 
-let nextPort = 18100;
+/** The servers' ports count up from here (BENCH_PORT), two per shelfapi server, one per baseline. */
+let nextPort = Number(process.env.BENCH_PORT ?? 18100);
 
 async function startShelfapi(name: string, env: Record<string, string>): Promise<Target> {
   const port = nextPort++;
@@ -508,6 +514,7 @@ async function main(): Promise<void> {
   const latency: Array<{ scenario: string; target: string; result: WrkResult }> = [];
   const searchRuns: SearchRun[] = [];
   const searchOnly = ONLY === 'search';
+  const ratiosOnly = ONLY === 'ratios';
 
   let base: WrkResult | null = null;
   if (!searchOnly) {
@@ -535,17 +542,23 @@ async function main(): Promise<void> {
   for (const [store, start] of [['sqlite', startSqlite], ['postgres', startPostgres]] as const) {
     const keys = keysByStore[store];
     if (keys === undefined) continue;
-    searchRuns.push(await runSearches(store, urls[store], start, keyFiles[store]!, keys.bench[0]!));
+    if (!ratiosOnly) searchRuns.push(await runSearches(store, urls[store], start, keyFiles[store]!, keys.bench[0]!));
     if (searchOnly || base === null) continue;
     let target = await start();
     // The price guide file is written in the background after start: not while the scenarios are measured.
     await guideWritten(guideDirs[store]);
     for (const scenario of SCENARIOS) {
+      if (ratiosOnly && !RATIO_SCENARIOS.has(scenario.name)) continue;
       const keysFile = keyFiles[store]![scenario.keys];
       log(`${target.name}: ${scenario.name}`);
       wrk(target.base, scenario.paths, keysFile, WARMUP);
       const result = wrk(target.base, scenario.paths, keysFile, DURATION);
       rows.push({ scenario: scenario.name, target: target.name, result, ratio: Math.round((result.rps / base.rps) * 1000) / 1000 });
+    }
+    if (ratiosOnly) {
+      target.child.kill('SIGTERM');
+      await new Promise((r) => target.child.once('exit', r));
+      continue;
     }
     for (const scenario of LATENCY_SCENARIOS) {
       log(`${target.name}: ${scenario.name}, one connection`);
@@ -575,6 +588,17 @@ async function main(): Promise<void> {
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(totalmem() / 2 ** 30), node: process.version };
   const results = { date: new Date().toISOString(), items: ITEMS, duration: DURATION, connections: CONNECTIONS, machine, rows, latency, exports, searchRuns };
   const stamp = results.date.replace(/[:.]/g, '-');
+  const ms = (us: number) => (us / 1000).toFixed(2);
+  const table = [
+    '| scenario | target | req/s | p50 ms | p99 ms | ratio to baseline | non-2xx |',
+    '|---|---|---:|---:|---:|---:|---:|',
+    ...rows.map((r) => `| ${r.scenario} | ${r.target} | ${Math.round(r.result.rps)} | ${ms(r.result.p50Us)} | ${ms(r.result.p99Us)} | ${r.ratio.toFixed(2)} | ${r.result.non2xx} |`),
+  ].join('\n');
+  if (ratiosOnly) {
+    writeFileSync(join(ROOT, 'bench', 'results', `ratios-${stamp}.json`), `${JSON.stringify(results, null, 2)}\n`);
+    process.stdout.write(`\n${table}\n`);
+    return;
+  }
   if (searchOnly) {
     writeFileSync(join(ROOT, 'bench', 'results', `search-${stamp}.json`), `${JSON.stringify(results, null, 2)}\n`);
     process.stdout.write(`\n${searchTables(searchRuns)}\n`);
@@ -583,12 +607,6 @@ async function main(): Promise<void> {
   writeFileSync(join(ROOT, 'bench', 'results', `${stamp}.json`), `${JSON.stringify(results, null, 2)}\n`);
   writeFileSync(join(ROOT, 'bench', 'results', 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
 
-  const ms = (us: number) => (us / 1000).toFixed(2);
-  const table = [
-    '| scenario | target | req/s | p50 ms | p99 ms | ratio to baseline | non-2xx |',
-    '|---|---|---:|---:|---:|---:|---:|',
-    ...rows.map((r) => `| ${r.scenario} | ${r.target} | ${Math.round(r.result.rps)} | ${ms(r.result.p50Us)} | ${ms(r.result.p99Us)} | ${r.ratio.toFixed(2)} | ${r.result.non2xx} |`),
-  ].join('\n');
   const latencyTable = [
     '| scenario (one connection) | target | req/s | p50 ms | p99 ms | non-2xx |',
     '|---|---|---:|---:|---:|---:|',
