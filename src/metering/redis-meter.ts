@@ -170,6 +170,9 @@ export class RedisMeter implements Meter {
   private readonly server = randomUUID().slice(0, 8);
   private sequence = 0;
   private closed = false;
+  /** Admissions whose reply was lost, still to be taken back, and whether a loop is sending them. */
+  private readonly lost = new Map<string, { keys: string[]; until: number }>();
+  private sendingLost = false;
 
   constructor(target: RedisTarget, options: { prefix?: string } = {}) {
     this.prefix = options.prefix ?? 'shelfapi:';
@@ -215,7 +218,7 @@ export class RedisMeter implements Meter {
     ]) as Promise<number[]>;
     // A reply lost with the connection, before or after the deadline: Redis may have counted the request.
     reply.catch((error: unknown) => {
-      if (mayHaveRun(error instanceof MeterUnavailableError ? error.cause : error)) void this.undoOnceBack(keys, member);
+      if (mayHaveRun(error instanceof MeterUnavailableError ? error.cause : error)) this.undoOnceBack(keys, member);
     });
     const result = await settleMeterBy(giveUpAt, reply, 'metering', (late) => {
       if (late[0] === 1) this.undo(keys, member).catch(() => {});
@@ -246,16 +249,36 @@ export class RedisMeter implements Meter {
    * An admission whose reply was lost: tried until Redis answers again (it restarts from its append-only
    * file, or the network comes back), as long as Redis keeps the admission's record.
    */
-  private async undoOnceBack(keys: string[], member: string): Promise<void> {
-    const until = Date.now() + ADMISSIONS_KEPT_S * 1000;
-    while (!this.closed && Date.now() < until) {
-      try {
-        await this.undo(keys, member);
-        return;
-      } catch {
-        // Redis is still away (or loading its data): next attempt. Unreferenced: never keeps a closing process alive.
-        await sleep(UNDO_RETRY_MS, undefined, { ref: false });
+  private undoOnceBack(keys: string[], member: string): void {
+    this.lost.set(member, { keys, until: Date.now() + ADMISSIONS_KEPT_S * 1000 });
+    if (!this.sendingLost) void this.sendLost();
+  }
+
+  /**
+   * One loop for all of them, so that a Redis that is away gets one attempt per pause, not one per request
+   * that was in flight: each round sends them in order and stops at the first that fails.
+   */
+  private async sendLost(): Promise<void> {
+    this.sendingLost = true;
+    try {
+      while (!this.closed && this.lost.size > 0) {
+        for (const [member, { keys, until }] of this.lost) {
+          if (Date.now() >= until) {
+            this.lost.delete(member);
+            continue;
+          }
+          try {
+            await this.undo(keys, member);
+            this.lost.delete(member);
+          } catch {
+            break;
+          }
+        }
+        // Redis is still away (or loading its data): next round. Unreferenced: never keeps a closing process alive.
+        if (this.lost.size > 0) await sleep(UNDO_RETRY_MS, undefined, { ref: false });
       }
+    } finally {
+      this.sendingLost = false;
     }
   }
 
