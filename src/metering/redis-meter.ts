@@ -157,7 +157,8 @@ export function admissionKeys(prefix: string, r: Pick<AdmitRequest, 'accountId' 
 /**
  * False when the command surely did not run: Redis answered with an error, or the client never sent it
  * (not connected, and no offline queue). Otherwise (the connection closed or timed out with the command on
- * it) Redis may have run it, and its reply is lost.
+ * it) Redis may have run it, and its reply is lost. The message is ioredis 5's (pinned in package.json); were
+ * it to change, every failure would be taken for a lost reply, which costs an undo that finds nothing.
  */
 function mayHaveRun(error: unknown): boolean {
   if (error instanceof ReplyError) return false;
@@ -221,7 +222,7 @@ export class RedisMeter implements Meter {
       if (mayHaveRun(error instanceof MeterUnavailableError ? error.cause : error)) this.undoOnceBack(keys, member);
     });
     const result = await settleMeterBy(giveUpAt, reply, 'metering', (late) => {
-      if (late[0] === 1) this.undo(keys, member).catch(() => {});
+      if (late[0] === 1) this.undo(keys, member).catch(() => this.undoOnceBack(keys, member));
     });
     const [allowed = -1, remaining = 0, oldest = -1, used = 0, quotaAllowed = 0] = result;
     if (allowed === -1) throw new MeterUnavailableError(new Error('Redis ran the admission after its deadline'));
