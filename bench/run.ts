@@ -33,11 +33,14 @@ const WARMUP = process.env.BENCH_WARMUP ?? '3s';
 /**
  * `search`: only the data-drawn search and mixed scenarios (no baseline, export or docs update); `flood`:
  * only the flood scenario (its own block of docs/performance.md); `workers`: only item GET with
- * `serve --workers 1` and `--workers 2`, against the baseline (no docs update).
+ * `serve --workers 1` and `--workers 2`, against the baseline (no docs update); `ratios`: only the baseline,
+ * its floors, and item GET and `/me` on each store: a short run for the ratios (no searches, latency runs,
+ * exports or docs update).
  */
 const ONLY = process.env.BENCH_ONLY ?? '';
 const FLOOD_DURATION = process.env.BENCH_FLOOD_DURATION ?? '10s';
 const FLOOD_MODE_LIST = (process.env.BENCH_FLOOD_MODES ?? FLOOD_MODES.join('|')).split('|') as FloodMode[];
+const RATIO_SCENARIOS = new Set(['GET /catalogue/:id', 'GET /me']);
 /** Comma-separated stores to run (sqlite, postgres); both by default. */
 const STORES = (process.env.BENCH_STORES ?? 'sqlite,postgres').split(',');
 const CONNECTIONS = 50;
@@ -114,7 +117,7 @@ async function preparePostgres(): Promise<string> {
   return url.toString();
 }
 
-/** The first of the ports the bench's servers take, one after another (BENCH_PORT). */
+/** The servers' ports count up from here (BENCH_PORT), two per shelfapi server, one per baseline. */
 let nextPort = Number(process.env.BENCH_PORT ?? 18100);
 
 async function startShelfapi(name: string, env: Record<string, string>): Promise<Target> {
@@ -572,6 +575,7 @@ async function main(): Promise<void> {
   const searchRuns: SearchRun[] = [];
   const searchOnly = ONLY === 'search';
   const workersOnly = ONLY === 'workers';
+  const ratiosOnly = ONLY === 'ratios';
 
   let base: WrkResult | null = null;
   if (!searchOnly) {
@@ -608,17 +612,23 @@ async function main(): Promise<void> {
       rows.push(...(await runWorkers(startWorkers(store), keyFiles[store]!.bench, base)));
       continue;
     }
-    searchRuns.push(await runSearches(store, urls[store], start, keyFiles[store]!, keys.bench[0]!));
+    if (!ratiosOnly) searchRuns.push(await runSearches(store, urls[store], start, keyFiles[store]!, keys.bench[0]!));
     if (searchOnly || base === null) continue;
     let target = await start();
     // The price guide file is written in the background after start: not while the scenarios are measured.
     await guideWritten(guideDirs[store]);
     for (const scenario of SCENARIOS) {
+      if (ratiosOnly && !RATIO_SCENARIOS.has(scenario.name)) continue;
       const keysFile = keyFiles[store]![scenario.keys];
       log(`${target.name}: ${scenario.name}`);
       wrk(target.base, scenario.paths, keysFile, WARMUP);
       const result = wrk(target.base, scenario.paths, keysFile, DURATION);
       rows.push({ scenario: scenario.name, target: target.name, result, ratio: Math.round((result.rps / base.rps) * 1000) / 1000 });
+    }
+    if (ratiosOnly) {
+      target.child.kill('SIGTERM');
+      await new Promise((r) => target.child.once('exit', r));
+      continue;
     }
     for (const scenario of LATENCY_SCENARIOS) {
       log(`${target.name}: ${scenario.name}, one connection`);
@@ -655,8 +665,8 @@ async function main(): Promise<void> {
     '|---|---|---:|---:|---:|---:|---:|',
     ...rows.map((r) => `| ${r.scenario} | ${r.target} | ${Math.round(r.result.rps)} | ${ms(r.result.p50Us)} | ${ms(r.result.p99Us)} | ${r.ratio.toFixed(2)} | ${r.result.non2xx} |`),
   ].join('\n');
-  if (workersOnly) {
-    writeFileSync(join(ROOT, 'bench', 'results', `workers-${stamp}.json`), `${JSON.stringify(results, null, 2)}\n`);
+  if (workersOnly || ratiosOnly) {
+    writeFileSync(join(ROOT, 'bench', 'results', `${workersOnly ? 'workers' : 'ratios'}-${stamp}.json`), `${JSON.stringify(results, null, 2)}\n`);
     process.stdout.write(`\n${table}\n`);
     return;
   }

@@ -54,8 +54,8 @@ export interface Meter {
    * Gives back one counted request of the period (a 5xx answer). With a deadline (epoch ms, as for
    * admit) it rejects by then, and a give-back its store carries out later does nothing, so a caller may
    * try again after a rejection without giving back twice. With a token (the request's id), a give-back
-   * whose store did the work but whose reply was lost is not done again when retried (PostgreSQL keeps the
-   * tokens; SQLite writes synchronously and loses no reply; Redis does not yet, see the README's Reliability).
+   * whose store did the work but whose reply was lost is not done again when retried (PostgreSQL
+   * and Redis keep the tokens; SQLite writes synchronously and loses no reply).
    */
   refund(accountId: number, keyId: number, period: string, day: string, deadline?: number, token?: string): Promise<void>;
   /** Requests counted in the account's current period, for /me and the CLI. */

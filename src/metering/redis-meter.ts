@@ -17,11 +17,18 @@
  * client was answered 503. So the script carries a deadline and compares it with Redis's own clock (TIME):
  * past it, it writes nothing. The deadline is the server's give-up instant less REPLY_MARGIN_MS, the time
  * a reply has to come back. Should a counted reply still arrive after the server gave up (a slow network,
- * clocks apart by more than the margin), the server undoes it: the script's unique burst member is removed
- * once (ZREM says whether it was there), and the quota and day counts with it.
+ * clocks apart by more than the margin), the server undoes it.
+ *
+ * A lost reply counts nothing either. Redis may run a script and write it to its append-only file, then die
+ * (or the connection break) before the reply reaches the server, which answers 503. So each admission
+ * records what it charged (the burst only, or the quota and the key's day too) under its unique member, in
+ * a hash of the account's minute kept ADMISSIONS_KEPT_S; when the reply is lost with the connection, the
+ * server sends the undo until Redis answers again. The undo reads that record and deletes it: it takes back
+ * exactly what was charged, once, and nothing when the script never ran. A late reply is undone the same way.
  */
 import { randomUUID } from 'node:crypto';
-import { Cluster, type Redis } from 'ioredis';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Cluster, ReplyError, type Redis } from 'ioredis';
 import type { Admission, AdmitRequest, KeyDailyUsage, Meter } from './meter.js';
 import { MeterUnavailableError, settleMeterBy } from './meter.js';
 import { connectRedis, redisReady, type RedisTarget, type ScriptedRedis } from './redis-client.js';
@@ -36,10 +43,22 @@ const CLIENT_TIMEOUT_MS = 3000;
 const REPLY_MARGIN_MS = 200;
 const DAY_KEPT_S = 400 * 86_400; // per-key days are kept for a year and a bit
 const QUOTA_KEPT_AFTER_RESET_S = 35 * 86_400;
+/**
+ * How long Redis keeps each admission's record of what it charged, so that one whose reply was lost can be
+ * taken back: for this long after Redis answers again (a restart, a failover), no longer. The records of
+ * one account and minute share a hash, which expires as a whole.
+ */
+const ADMISSIONS_KEPT_S = 300;
+const ADMISSIONS_BUCKET_MS = 60_000;
+/** A give-back's token is kept this long: past its last retry (give-back.ts retries for 10 minutes). */
+const REFUND_TOKEN_KEPT_S = 15 * 60;
+/** The pause between attempts to take back an admission whose reply was lost, while Redis is away. */
+const UNDO_RETRY_MS = 500;
 
-// KEYS (one hash slot): 1 burst zset, 2 quota counter, 3 key day counter, 4 the account's last-used hash
+// KEYS (one hash slot): 1 burst zset, 2 quota counter, 3 key day counter, 4 the account's last-used hash,
+//       5 the account's admissions of this minute (member -> what was charged)
 // ARGV: 1 now ms, 2 window ms, 3 perMinute, 4 monthly, 5 quota (0/1), 6 member, 7 quota expire-at (s),
-//       8 day ttl (s), 9 key id, 10 deadline (epoch ms by Redis's clock)
+//       8 day ttl (s), 9 key id, 10 deadline (epoch ms by Redis's clock), 11 admissions kept (s)
 // Returns {allowed, remaining, oldest ms or -1, used, quotaAllowed}, or {-1} past the deadline.
 // TIME before writes needs effects replication: always on since Redis 7, the default since 5.
 const ADMIT = `
@@ -63,34 +82,46 @@ redis.call('PEXPIRE', KEYS[1], window)
 redis.call('HSET', KEYS[4], ARGV[9], ARGV[1])
 if oldest == -1 then oldest = now end
 local used = tonumber(redis.call('GET', KEYS[2]) or '0')
-if ARGV[5] == '1' then
-  if used >= tonumber(ARGV[4]) then
-    return {1, perMinute - n - 1, oldest, used, 0}
-  end
+local counted = 0
+if ARGV[5] == '1' and used < tonumber(ARGV[4]) then
   used = redis.call('INCR', KEYS[2])
   redis.call('EXPIREAT', KEYS[2], ARGV[7])
   redis.call('INCR', KEYS[3])
   redis.call('EXPIRE', KEYS[3], ARGV[8])
+  counted = 1
+end
+redis.call('HSET', KEYS[5], ARGV[6], counted)
+redis.call('EXPIRE', KEYS[5], ARGV[11])
+if ARGV[5] == '1' and counted == 0 then
+  return {1, perMinute - n - 1, oldest, used, 0}
 end
 return {1, perMinute - n - 1, oldest, used, 1}
 `;
 
-// KEYS: 1 quota counter, 2 key day counter; ARGV: 1 deadline (epoch ms by Redis's clock), as for ADMIT
+// KEYS: 1 quota counter, 2 key day counter, 3 the give-back's token; ARGV: 1 deadline (epoch ms by Redis's
+// clock), as for ADMIT, 2 whether a token is given (0/1), 3 how long it is kept (s). A token already there is
+// a give-back done before (its reply lost): done, nothing more is taken.
 const REFUND = `
 local time = redis.call('TIME')
 if tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) > tonumber(ARGV[1]) then
   return 0
 end
+if ARGV[2] == '1' and not redis.call('SET', KEYS[3], '1', 'NX', 'EX', ARGV[3]) then return 1 end
 if tonumber(redis.call('GET', KEYS[1]) or '0') > 0 then redis.call('DECR', KEYS[1]) end
 if tonumber(redis.call('GET', KEYS[2]) or '0') > 0 then redis.call('DECR', KEYS[2]) end
 return 1
 `;
 
-// Undoes one admission the server gave up on. KEYS: 1 burst zset, 2 quota counter, 3 key day counter;
-// ARGV: 1 the admission's member, 2 whether it counted toward the quota (0/1). Removing the member is what
-// makes the undo happen once, however many times it is sent.
+// Takes back one admission the server does not answer for: its reply came after the server gave up, or
+// never came. KEYS: as ADMIT's 1, 2, 3 and 5; ARGV: 1 the admission's member. The admission's own record
+// says what it charged, if it ran at all; deleting that record makes the undo happen once, however many
+// times it is sent. Returns 1 when there was something to undo.
 const UNDO = `
-if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 and ARGV[2] == '1' then
+local charged = redis.call('HGET', KEYS[4], ARGV[1])
+if not charged then return 0 end
+redis.call('HDEL', KEYS[4], ARGV[1])
+redis.call('ZREM', KEYS[1], ARGV[1])
+if charged == '1' then
   if tonumber(redis.call('GET', KEYS[2]) or '0') > 0 then redis.call('DECR', KEYS[2]) end
   if tonumber(redis.call('GET', KEYS[3]) or '0') > 0 then redis.call('DECR', KEYS[3]) end
 end
@@ -99,9 +130,9 @@ return 1
 
 /** The scripts, as commands of the client (redis-client.ts). */
 const SCRIPTS = {
-  meterAdmit: { numberOfKeys: 4, lua: ADMIT },
-  meterRefund: { numberOfKeys: 2, lua: REFUND },
-  meterUndo: { numberOfKeys: 3, lua: UNDO },
+  meterAdmit: { numberOfKeys: 5, lua: ADMIT },
+  meterRefund: { numberOfKeys: 3, lua: REFUND },
+  meterUndo: { numberOfKeys: 4, lua: UNDO },
 };
 
 /** A key of one account: under its hash tag, so every key an admission touches shares one cluster slot. */
@@ -119,7 +150,19 @@ export function admissionKeys(prefix: string, r: Pick<AdmitRequest, 'accountId' 
     accountKey(prefix, r.accountId, 'quota', periodOf(r.now)),
     accountKey(prefix, r.accountId, 'keyday', r.keyId, dayOf(r.now)),
     accountKey(prefix, r.accountId, 'lastused'),
+    accountKey(prefix, r.accountId, 'admitted', Math.floor(r.now / ADMISSIONS_BUCKET_MS)),
   ];
+}
+
+/**
+ * False when the command surely did not run: Redis answered with an error, or the client never sent it
+ * (not connected, and no offline queue). Otherwise (the connection closed or timed out with the command on
+ * it) Redis may have run it, and its reply is lost. The message is ioredis 5's (pinned in package.json); were
+ * it to change, every failure would be taken for a lost reply, which costs an undo that finds nothing.
+ */
+function mayHaveRun(error: unknown): boolean {
+  if (error instanceof ReplyError) return false;
+  return !(error instanceof Error && error.message.includes('enableOfflineQueue options is false'));
 }
 
 export class RedisMeter implements Meter {
@@ -127,6 +170,10 @@ export class RedisMeter implements Meter {
   private readonly prefix: string;
   private readonly server = randomUUID().slice(0, 8);
   private sequence = 0;
+  private closed = false;
+  /** Admissions whose reply was lost, still to be taken back, and whether a loop is sending them. */
+  private readonly lost = new Map<string, { keys: string[]; until: number }>();
+  private sendingLost = false;
 
   constructor(target: RedisTarget, options: { prefix?: string } = {}) {
     this.prefix = options.prefix ?? 'shelfapi:';
@@ -168,8 +215,15 @@ export class RedisMeter implements Meter {
       DAY_KEPT_S,
       r.keyId,
       giveUpAt - REPLY_MARGIN_MS,
+      ADMISSIONS_KEPT_S,
     ]) as Promise<number[]>;
-    const result = await settleMeterBy(giveUpAt, reply, 'metering', (late) => this.undo(keys, member, r.quota && late[4] === 1 && late[0] === 1));
+    // A reply lost with the connection, before or after the deadline: Redis may have counted the request.
+    reply.catch((error: unknown) => {
+      if (mayHaveRun(error instanceof MeterUnavailableError ? error.cause : error)) this.undoOnceBack(keys, member);
+    });
+    const result = await settleMeterBy(giveUpAt, reply, 'metering', (late) => {
+      if (late[0] === 1) this.undo(keys, member).catch(() => this.undoOnceBack(keys, member));
+    });
     const [allowed = -1, remaining = 0, oldest = -1, used = 0, quotaAllowed = 0] = result;
     if (allowed === -1) throw new MeterUnavailableError(new Error('Redis ran the admission after its deadline'));
     if (allowed === 0) {
@@ -182,16 +236,57 @@ export class RedisMeter implements Meter {
     };
   }
 
-  /** Takes back an admission that was decided after the server gave up on it (see the file comment). */
-  private undo(keys: string[], member: string, counted: boolean): void {
-    const [burst = '', quota = '', keyday = ''] = keys;
-    // A failure leaves the request counted: over-counted at worst, as for a refund that fails.
-    this.script('meterUndo', [burst, quota, keyday], [member, counted ? 1 : 0]).catch(() => {});
+  /**
+   * Takes back an admission the server does not answer for (see the file comment), whatever it charged, if
+   * Redis ran it; once, however often it is sent. A failure leaves it counted (over-counted at worst, as
+   * for a refund that fails) unless the caller tries again.
+   */
+  private async undo(keys: string[], member: string): Promise<void> {
+    const [burst = '', quota = '', keyday = '', , admitted = ''] = keys;
+    await this.script('meterUndo', [burst, quota, keyday, admitted], [member]);
   }
 
-  async refund(accountId: number, keyId: number, period: string, day: string, deadline?: number): Promise<void> {
+  /**
+   * An admission whose reply was lost: tried until Redis answers again (it restarts from its append-only
+   * file, or the network comes back), as long as Redis keeps the admission's record.
+   */
+  private undoOnceBack(keys: string[], member: string): void {
+    this.lost.set(member, { keys, until: Date.now() + ADMISSIONS_KEPT_S * 1000 });
+    if (!this.sendingLost) void this.sendLost();
+  }
+
+  /**
+   * One loop for all of them, so that a Redis that is away gets one attempt per pause, not one per request
+   * that was in flight: each round sends them in order and stops at the first that fails.
+   */
+  private async sendLost(): Promise<void> {
+    this.sendingLost = true;
+    try {
+      while (!this.closed && this.lost.size > 0) {
+        for (const [member, { keys, until }] of this.lost) {
+          if (Date.now() >= until) {
+            this.lost.delete(member);
+            continue;
+          }
+          try {
+            await this.undo(keys, member);
+            this.lost.delete(member);
+          } catch {
+            break;
+          }
+        }
+        // Redis is still away (or loading its data): next round. Unreferenced: never keeps a closing process alive.
+        if (this.lost.size > 0) await sleep(UNDO_RETRY_MS, undefined, { ref: false });
+      }
+    } finally {
+      this.sendingLost = false;
+    }
+  }
+
+  async refund(accountId: number, keyId: number, period: string, day: string, deadline?: number, token?: string): Promise<void> {
     const giveUpAt = deadline ?? Date.now() + COMMAND_TIMEOUT_MS;
-    const reply = this.script('meterRefund', [this.key(accountId, 'quota', period), this.key(accountId, 'keyday', keyId, day)], [giveUpAt - REPLY_MARGIN_MS]);
+    const keys = [this.key(accountId, 'quota', period), this.key(accountId, 'keyday', keyId, day), this.key(accountId, 'givenback', token ?? '')];
+    const reply = this.script('meterRefund', keys, [giveUpAt - REPLY_MARGIN_MS, token === undefined ? 0 : 1, REFUND_TOKEN_KEPT_S]);
     const done = await settleMeterBy(giveUpAt, reply, 'the give-back');
     if (done !== 1) throw new MeterUnavailableError(new Error('Redis ran the give-back after its deadline'));
   }
@@ -268,6 +363,7 @@ export class RedisMeter implements Meter {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     this.redis.disconnect();
   }
 }

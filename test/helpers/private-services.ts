@@ -16,13 +16,26 @@ export interface PrivateRedis {
   pause(): void;
   /** SIGCONT: the server goes on with whatever it had received meanwhile. */
   resume(): void;
+  /** Stops the server and removes its directory (the append-only file). */
+  destroy(): Promise<void>;
 }
 
-export async function startPrivateRedis(): Promise<PrivateRedis> {
+export interface PrivateRedisOptions {
+  /**
+   * Keep an append-only file, written before each reply (`appendfsync always`): what Redis answered
+   * survives a SIGKILL and comes back on `start`. Without it, a restart starts empty.
+   */
+  appendfsyncAlways?: boolean;
+}
+
+export async function startPrivateRedis(options: PrivateRedisOptions = {}): Promise<PrivateRedis> {
   const port = await freePort();
+  // Only a persistent Redis writes anything: its own directory, removed by destroy().
+  const dir = options.appendfsyncAlways === true ? mkdtempSync(join(tmpdir(), 'shelfapi-redis-')) : null;
+  const persistence = dir === null ? ['--appendonly', 'no'] : ['--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always'];
   let child: ChildProcess | null = null;
   const start = async () => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence], {
       stdio: 'ignore',
     });
     await waitFor(async () => {
@@ -34,6 +47,7 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
       }
     }, `redis on ${port}`);
   };
+  /** SIGKILL: whatever Redis had not written to its append-only file is gone. */
   const stop = async () => {
     const running = child;
     child = null;
@@ -49,7 +63,17 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
     running.kill(name);
   };
   await start();
-  return { url: `redis://127.0.0.1:${port}`, start, stop, pause: () => signal('SIGSTOP'), resume: () => signal('SIGCONT') };
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    start,
+    stop,
+    pause: () => signal('SIGSTOP'),
+    resume: () => signal('SIGCONT'),
+    async destroy() {
+      await stop();
+      if (dir !== null) rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 function postgresBin(name: string): string {
@@ -113,7 +137,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     resume,
     async destroy() {
       await stop();
-      rmSync(dir, { recursive: true, force: true });
+      if (dir !== null) rmSync(dir, { recursive: true, force: true });
     },
   };
 }

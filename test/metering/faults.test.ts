@@ -32,6 +32,7 @@ import {
   storedUsed,
 } from '../helpers/metering-helpers.js';
 import { startPrivateRedis } from '../helpers/private-services.js';
+import { startReplyDroppingProxy, type ReplyDroppingProxy } from '../helpers/reply-dropping-proxy.js';
 import { waitFor } from '../helpers/server-process.js';
 
 const T0 = Date.parse(FIXTURE_NOW);
@@ -354,6 +355,117 @@ describe('a Redis admission whose reply comes back after the server gave up on i
     assert.deepEqual(await meter.keyUsage(7, 70, '2026-11-01', '2026-11-30'), [{ day: '2026-11-20', requests: 1 }]);
     // The burst window holds the first admission only: 10 per minute, 8 left after the next one.
     assert.equal((await meter.admit({ ...request, now: T0 + 2 })).burst.remaining, 8);
+  });
+});
+
+/** A Redis meter on a private Redis, reached through a proxy that can lose one reply on purpose. */
+async function meterBehindProxy(t: NodeTestContext): Promise<{ meter: RedisMeter; proxy: ReplyDroppingProxy }> {
+  const redis = await startPrivateRedis();
+  const proxy = await startReplyDroppingProxy(redis.url);
+  const meter = new RedisMeter(proxy.url, { prefix: 'lost:' });
+  t.after(async () => {
+    await meter.close();
+    await proxy.close();
+    await redis.destroy();
+  });
+  await meter.ready();
+  return { meter, proxy };
+}
+
+describe('a Redis admission whose reply is lost (the connection drops after Redis ran it)', () => {
+  it('is given back once Redis answers again: the quota, the burst window and the day count are as if it never ran', async (t) => {
+    const { meter, proxy } = await meterBehindProxy(t);
+    const request = { accountId: 7, keyId: 70, limits: { monthly: 100, perMinute: 10 }, quota: true, now: T0 };
+    assert.equal((await meter.admit(request)).quota?.used, 1);
+
+    // Redis runs the script and writes its counts; the reply never reaches the server, well within the
+    // request's deadline: a connection error, not a timeout.
+    proxy.dropNextReply();
+    await assert.rejects(meter.admit({ ...request, now: T0 + 1, deadline: Date.now() + 60_000 }), MeterUnavailableError);
+    assert.ok(proxy.dropped(), 'the reply was not dropped');
+
+    await waitFor(async () => (await meter.used(7, '2026-11')) === 1, 'the lost admission to be given back', 10_000).catch(() => {});
+    assert.equal(await meter.used(7, '2026-11'), 1, 'the admission whose reply was lost stayed counted');
+    assert.deepEqual(await meter.keyUsage(7, 70, '2026-11-01', '2026-11-30'), [{ day: '2026-11-20', requests: 1 }]);
+    // The burst window holds the first admission only: 10 per minute, 8 left after the next one.
+    assert.equal((await meter.admit({ ...request, now: T0 + 2 })).burst.remaining, 8);
+    // Once: the next counts stand, whatever attempts to give the lost one back are still around.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    assert.equal(await meter.used(7, '2026-11'), 2);
+  });
+
+  it('a lost reply of an admission that counted nothing (over the burst) gives nothing back', async (t) => {
+    const { meter, proxy } = await meterBehindProxy(t);
+    const request = { accountId: 8, keyId: 80, limits: { monthly: 100, perMinute: 2 }, quota: true, now: T0 };
+    for (let i = 0; i < 2; i++) assert.equal((await meter.admit({ ...request, now: T0 + i })).burst.allowed, true);
+    proxy.dropNextReply();
+    await assert.rejects(meter.admit({ ...request, now: T0 + 2 }), MeterUnavailableError);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    assert.equal(await meter.used(8, '2026-11'), 2);
+    assert.equal(await meter.burstUsed(8, T0 + 3), 2);
+  });
+});
+
+describe('a Redis give-back whose reply is lost, tried again with its token', () => {
+  it('lands once: the retry finds the give-back done and takes nothing more', async (t) => {
+    const { meter, proxy } = await meterBehindProxy(t);
+    const request = { accountId: 9, keyId: 90, limits: { monthly: 100, perMinute: 10 }, quota: true, now: T0 };
+    for (let i = 0; i < 3; i++) await meter.admit({ ...request, now: T0 + i });
+    assert.equal(await meter.used(9, '2026-11'), 3);
+
+    proxy.dropNextReply();
+    await assert.rejects(meter.refund(9, 90, '2026-11', '2026-11-20', Date.now() + 60_000, 'request-1'), MeterUnavailableError);
+    assert.ok(proxy.dropped(), 'the reply was not dropped');
+    await waitFor(() => meter.ping(), 'the meter to reconnect');
+    // give-back.ts retries with the same token; another request's give-back is another token.
+    await meter.refund(9, 90, '2026-11', '2026-11-20', Date.now() + 5000, 'request-1');
+    assert.equal(await meter.used(9, '2026-11'), 2, 'the retried give-back landed twice');
+    await meter.refund(9, 90, '2026-11', '2026-11-20', Date.now() + 5000, 'request-2');
+    assert.equal(await meter.used(9, '2026-11'), 1);
+    assert.deepEqual(await meter.keyUsage(9, 90, '2026-11-01', '2026-11-30'), [{ day: '2026-11-20', requests: 1 }]);
+  });
+});
+
+describe('Redis killed (SIGKILL) under 30 concurrent requests and restarted, appendfsync always', () => {
+  it('what is counted equals what was answered 200: a 503 whose admission Redis wrote is given back', async (t) => {
+    const redis = await startPrivateRedis({ appendfsyncAlways: true });
+    const ctx = await createTestContext({ env: { REDIS_URL: redis.url, ...enthusiastLimits(1_000_000, 1_000_000) } });
+    t.after(async () => {
+      await ctx.close();
+      await redis.destroy();
+    });
+    const alice = accountId(ctx, 'alice');
+    const tally = new Map<number, number>();
+    let running = true;
+    const client = async () => {
+      while (running) {
+        const res = await ctx.get(`${V1}/catalogue/1`);
+        tally.set(res.statusCode, (tally.get(res.statusCode) ?? 0) + 1);
+        // A 503 while Redis is down is answered without any I/O: let timers (the restart) run.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    };
+    const clients = Array.from({ length: 30 }, () => client());
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    for (let round = 0; round < 4; round++) {
+      // Killed while requests are being served, not while the server is still reconnecting.
+      await waitFor(() => ctx.meter.ping(), 'the meter to reconnect');
+      await pause(300);
+      await redis.stop();
+      await pause(100);
+      await redis.start();
+    }
+    await waitFor(() => ctx.meter.ping(), 'the meter to reconnect');
+    await pause(300);
+    running = false;
+    await Promise.all(clients);
+
+    const served = tally.get(200) ?? 0;
+    t.diagnostic(`answers: ${JSON.stringify(Object.fromEntries(tally))}`);
+    assert.deepEqual([...tally.keys()].sort(), [200, 503], 'every answer is a 200 or a 503');
+    await waitFor(async () => (await storedUsed(ctx, alice, '2026-11')) === served, 'the lost admissions to be given back', 15_000).catch(() => {});
+    assert.equal(await storedUsed(ctx, alice, '2026-11'), served, 'counted differs from answered 200');
+    assert.deepEqual(await ctx.meter.keyUsage(alice, await keyId(ctx, 'alice'), '2026-11-01'), [{ day: '2026-11-20', requests: served }]);
   });
 });
 
