@@ -19,7 +19,7 @@ import { settingsSessionsMigration } from './migrations/0006-settings-sessions.j
 import { refundTokensMigration } from './migrations/0007-refund-tokens.js';
 import { accessVersionMigration } from './migrations/0008-access-version.js';
 import { windowRowsMigration } from './migrations/0009-window-rows.js';
-import { noticesMigration } from './migrations/0012-notices.js';
+import { noticesMigration } from './migrations/0010-notices.js';
 import type { Database } from './schema.js';
 
 /** How long a writer waits for another process's lock before the store counts as unavailable (503). */
@@ -176,7 +176,7 @@ function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '0007-refund-tokens': refundTokensMigration(dialect),
     '0008-access-version': accessVersionMigration(dialect),
     '0009-window-rows': windowRowsMigration(dialect),
-    '0012-notices': noticesMigration(dialect),
+    '0010-notices': noticesMigration(dialect),
   };
 }
 

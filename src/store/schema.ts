@@ -233,7 +233,7 @@ export interface SecurityEventsTable {
   detail: string | null;
 }
 
-/** Reminders for the platform to send (migration 0012, src/services/notices.service.ts). */
+/** Reminders for the platform to send (migration 0010, src/services/notices.service.ts). */
 export interface NoticesTable {
   id: Generated<number>;
   /** What the notice is about, unique: `key_expiring_7d:42:2027-01-31T23:59:59.999Z`, `quota_80:7:2027-01`. */
