@@ -11,6 +11,7 @@ const LAYERS = [
   ['cli'],
   ['server'],
   ['http'],
+  ['copy-store'],
   ['auth', 'services', 'load', 'export'],
   ['metering', 'observability'],
   ['store'],

@@ -121,6 +121,8 @@ async function copyInTransaction(
         if (rule.kind === 'single-row') await sql`delete from ${sql.table(table)}`.execute(trx);
         const columns = await sameColumns(trx, source, table);
         const total = source.count(table);
+        // An empty table is not worth a line of progress.
+        if (total === 0) continue;
         progress.start(table, total);
         let done = 0;
         for (const rows of source.batches(table, columns)) {
