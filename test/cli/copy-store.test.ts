@@ -27,6 +27,8 @@ import { SqliteMeter } from '../../src/metering/sqlite-meter.js';
 import type { UsageStats } from '../../src/metering/usage-stats.js';
 import { OPERATOR } from '../../src/services/actor.js';
 import { createKey, revokeKey, rollKey } from '../../src/services/keys.service.js';
+import { handoverSecret } from '../../src/services/settings-auth/handover-token.js';
+import { loadSession, startSession } from '../../src/services/settings-auth/sessions.js';
 import { migrateTo, migrateToLatest, openStore, type Store } from '../../src/store/database.js';
 import type { Database } from '../../src/store/schema.js';
 import { assertRefused, cliWorkspace, parseJsonOutput, runCli, runClis, V1 } from '../helpers/cli-helpers.js';
@@ -137,6 +139,9 @@ interface Source extends Served {
   path: string;
   keys: Record<string, string>;
   accounts: Record<string, number>;
+  /** The cookie value of alice's settings session. */
+  session: string;
+  handoverSecret: Uint8Array;
 }
 
 /**
@@ -173,9 +178,13 @@ async function sourceWithTraffic(name: string, now: number): Promise<Source> {
   keys['bob-rolled'] = rolled.created.key;
   assert.equal((await get('/catalogue', keys['bob-rolled'])).statusCode, 200);
 
+  // The settings screen's state: a signed-in owner, and the generated sign-in secret.
+  const { token: session } = await startSession(store, loaded.accounts.alice!, now - 1000, '203.0.113.9');
+  const secret = await handoverSecret(store, { settingsHandoverSecret: null }, now - 1000);
+
   clock.set(now);
   await served.stats.flush();
-  return { ...served, path, keys, accounts: loaded.accounts };
+  return { ...served, path, keys, accounts: loaded.accounts, session, handoverSecret: secret };
 }
 
 /** The copied store served, metering in PostgreSQL or in Redis under `prefix`. */
@@ -284,6 +293,11 @@ for (const metering of ['postgres', 'redis'] as const) {
       for (const [table, { source: from, target: to }] of Object.entries(rows)) assert.deepEqual(to, from, table);
       assert.ok(rows.security_events!.source.length >= 2 && rows.catalogue_items!.source.length > 0);
       assert.equal(sha256(source.path), sourceHash, 'the source file is unchanged');
+    });
+
+    it("owners stay signed in to the settings screen, and sign-in links made with the store's secret still work", async () => {
+      assert.equal((await loadSession(target.store, source.session, now))?.accountId, source.accounts.alice);
+      assert.deepEqual(await handoverSecret(target.store, { settingsHandoverSecret: null }, now), source.handoverSecret);
     });
 
     it('catalogue and prices answer the same, ETag included (the data version came along)', async () => {
