@@ -27,11 +27,11 @@ import {
   checkTargetUrl,
   inReferenceOrder,
   setUserTriggers,
-  shownUrl,
   targetColumns,
   unreachable,
 } from './postgres-target.js';
 import { clearPrefix, copyCountsToRedis, openEmptyRedis, type RedisCopy, type RedisSession } from './redis-counts.js';
+import { shownUrl } from './shown-url.js';
 import { openSqliteSource, type SqliteSource } from './sqlite-source.js';
 import { TABLE_RULES, isCopied, ruleOf, tablesWithoutRule } from './table-rules.js';
 

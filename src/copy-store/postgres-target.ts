@@ -6,23 +6,16 @@
 import { sql, type Kysely } from 'kysely';
 import { InputError } from '../errors/input-error.js';
 import type { Database } from '../store/schema.js';
+import { shownUrl } from './shown-url.js';
 import { ruleOf, tablesWithoutRule } from './table-rules.js';
 
-/** The URL with its password left out, for messages (a message never carries a secret). */
-export function shownUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password !== '') u.password = '***';
-    return u.toString();
-  } catch {
-    return '(unparsable URL)';
-  }
-}
 
 /** `--to` as given: a postgres:// URL, or an InputError naming what it is instead. */
 export function checkTargetUrl(raw: string): string {
   if (!/^postgres(ql)?:\/\//i.test(raw)) {
-    throw new InputError(`--to must be a postgres://... URL (copy-store copies an SQLite store into PostgreSQL), got ${JSON.stringify(shownUrl(raw) === '(unparsable URL)' ? raw : shownUrl(raw))}`);
+    // A path is shown as given; a URL of another kind without its password.
+    const shown = URL.canParse(raw) ? shownUrl(raw) : raw;
+    throw new InputError(`--to must be a postgres://... URL (copy-store copies an SQLite store into PostgreSQL), got ${JSON.stringify(shown)}`);
   }
   try {
     const u = new URL(raw);

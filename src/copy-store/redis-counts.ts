@@ -19,6 +19,7 @@ import { globEscape } from '../metering/redis-upgrade-keys.js';
 import { RedisUsageStats } from '../metering/redis-usage-stats.js';
 import { isOutcome, type StatsBatch } from '../metering/usage-stats.js';
 import type { Database } from '../store/schema.js';
+import { shownUrl } from './shown-url.js';
 
 const DAY_S = 86_400;
 /** As the Redis meter keeps them: a key's day counts about 400 days, a month's count 35 days past its end. */
@@ -38,17 +39,8 @@ export interface RedisCopy {
 
 type Client = Redis | Cluster;
 
-export function redisShown(target: RedisTarget): string {
-  const one = (url: string) => {
-    try {
-      const u = new URL(url);
-      if (u.password !== '') u.password = '***';
-      return u.toString();
-    } catch {
-      return '(unparsable URL)';
-    }
-  };
-  return typeof target === 'string' ? one(target) : target.cluster.map(one).join(',');
+function redisShown(target: RedisTarget): string {
+  return typeof target === 'string' ? shownUrl(target) : target.cluster.map(shownUrl).join(',');
 }
 
 export interface RedisSession {
