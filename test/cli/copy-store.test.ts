@@ -430,6 +430,24 @@ describe('shelfapi copy-store on the command line', () => {
     assert.deepEqual(await redisKeys(busyPrefix), [`${busyPrefix}something`], 'the busy prefix kept as it was');
   });
 
+  it('a failure after counts went to Redis leaves both the target and the Redis prefix empty', async () => {
+    // A day PostgreSQL takes (it is text) but Redis cannot expire: the copy fails after the month counts are written.
+    const corrupt = tmp.db('corrupt-day');
+    copyFileSync(store, corrupt);
+    const c = new SqliteDatabase(corrupt);
+    c.exec(`insert into quota_usage (account_id, period, used) values (1, '${periodOf(Date.now())}', 5)`);
+    c.exec("insert into key_usage_daily (key_id, day, requests) values (1, '9999-99-99', 5)");
+    c.close();
+    const url = await freshTarget();
+    const prefix = redisPrefix();
+    await assert.rejects(
+      copyStore({ from: corrupt, to: url, redis: { target: TEST_REDIS_URL, prefix }, now: Date.now() }),
+      /the copy failed and was rolled back, the target left as it was: .*not an integer/,
+    );
+    assert.equal(await targetTableCount(url), 0);
+    assert.deepEqual(await redisKeys(prefix), []);
+  });
+
   it('--from and --to are required (usage error, exit 2)', async () => {
     const result = await runCli(['copy-store', '--from', store], {});
     assert.equal(result.code, 2);
