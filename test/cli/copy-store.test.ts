@@ -327,10 +327,10 @@ for (const metering of ['postgres', 'redis'] as const) {
 describe('copy-store knows every table', () => {
   it('every table of a migrated PostgreSQL and SQLite store has a copy rule, and every rule a table', async () => {
     const url = await freshTarget();
-    const pgStore = openStore({ dialect: 'postgres', url });
+    // Closed after the file even if a step fails: an open pool would keep the test process alive.
+    const pgStore = closeAfter(openStore({ dialect: 'postgres', url }));
     await migrateToLatest(pgStore);
     const pgTables = (await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = current_schema()`.execute(pgStore.db)).rows.map((r) => r.name);
-    await pgStore.close();
     const sqliteStore = openStore({ dialect: 'sqlite', path: tmp.db('rules') });
     await migrateToLatest(sqliteStore);
     const sqliteTables = sqliteStore.sqlite!.prepare("select name from sqlite_master where type = 'table'").pluck().all() as string[];
