@@ -12,6 +12,7 @@ const LAYERS = [
   ['workers'],
   ['server'],
   ['http'],
+  ['copy-store'],
   ['auth', 'services', 'load', 'export'],
   ['metering', 'observability'],
   ['store'],

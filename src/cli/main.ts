@@ -12,6 +12,7 @@ import { accountsLogCommand } from './commands/accounts/log.js';
 import { accountsSetPlanCommand } from './commands/accounts/set-plan.js';
 import { accountsSignInLinkCommand } from './commands/accounts/sign-in-link.js';
 import { importPricesCommand } from './commands/import/prices.js';
+import { copyStoreCommand } from './commands/copy-store.js';
 import { keysCreateCommand } from './commands/keys/create.js';
 import { keysListCommand } from './commands/keys/list.js';
 import { keysRenameCommand } from './commands/keys/rename.js';
@@ -39,6 +40,7 @@ function program(): Command {
   root.addCommand(migrateCommand());
   root.addCommand(seedCommand());
   root.addCommand(loadCommand());
+  root.addCommand(copyStoreCommand());
   root.addCommand(
     new Command('accounts')
       .description("create accounts, change their plan, read their security log, make a sign-in link to their settings screen")

@@ -48,7 +48,7 @@ export interface UpgradeReport {
 }
 
 /** SCAN's MATCH is a glob: the prefix is taken literally. */
-function globEscape(text: string): string {
+export function globEscape(text: string): string {
   return text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
 }
 

@@ -184,12 +184,24 @@ export async function migrateToLatest(store: Store): Promise<string[]> {
   return migrate(store, (migrator) => migrator.migrateToLatest());
 }
 
+/**
+ * Every migration, run on `db` inside a PostgreSQL transaction the caller holds open (copy-store migrates its
+ * target in the transaction that copies into it, so a refused copy leaves the target as it found it).
+ */
+export async function migrateToLatestWithin(db: Kysely<Database>, dialect: Dialect): Promise<string[]> {
+  return migrate({ db, dialect }, (migrator) => migrator.migrateToLatest(), { disableTransactions: true });
+}
+
 /** Up to and including migration `name`: a store as it was before a later migration, for that migration's tests. */
 export async function migrateTo(store: Store, name: string): Promise<string[]> {
   return migrate(store, (migrator) => migrator.migrateTo(name));
 }
 
-async function migrate(store: Store, run: (migrator: Migrator) => Promise<MigrationResultSet>): Promise<string[]> {
+async function migrate(
+  store: Pick<Store, 'db' | 'dialect'>,
+  run: (migrator: Migrator) => Promise<MigrationResultSet>,
+  options: { disableTransactions?: boolean } = {},
+): Promise<string[]> {
   // Kysely looks for its migration table in every schema unless told which: name the one the tables go to
   // (the first of search_path), so several schemas of one database each keep their own history.
   const schema =
@@ -200,6 +212,7 @@ async function migrate(store: Store, run: (migrator: Migrator) => Promise<Migrat
     db: store.db,
     provider: { getMigrations: async () => migrationsFor(store.dialect) },
     ...(schema ? { migrationTableSchema: schema } : {}),
+    ...(options.disableTransactions === true ? { disableTransactions: true } : {}),
   });
   const { error, results } = await run(migrator);
   if (error) throw error instanceof Error ? error : new Error(String(error));

@@ -1,0 +1,456 @@
+// shelfapi copy-store: an SQLite store with traffic on it (counted through the real app) copied into a
+// fresh PostgreSQL schema, then served from there, with the meter in PostgreSQL and in Redis: every key
+// answers as before with the same secret, usage and statistics carry over, every table's rows are the
+// same. And every bad input is refused with one line, leaving the target empty and the source unchanged.
+// Needs the machine's PostgreSQL and Redis (always present), whatever TEST_STORE says.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash, randomUUID } from 'node:crypto';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import SqliteDatabase from 'better-sqlite3';
+import { Redis } from 'ioredis';
+import { sql, type Kysely } from 'kysely';
+import { ManualClock } from '../../src/clock.js';
+import { loadConfig } from '../../src/config.js';
+import { copyStore, type CopyReport } from '../../src/copy-store/copy-store.js';
+import { TABLE_RULES, tablesWithoutRule } from '../../src/copy-store/table-rules.js';
+import { SCOPES } from '../../src/domain/scopes.js';
+import { buildApp, type App } from '../../src/http/app.js';
+import { loadDataset } from '../../src/load/load-dataset.js';
+import { DatabaseUsageStats } from '../../src/metering/database-usage-stats.js';
+import type { Meter } from '../../src/metering/meter.js';
+import { dayOf, periodOf } from '../../src/metering/periods.js';
+import { PostgresMeter } from '../../src/metering/postgres-meter.js';
+import { RedisMeter } from '../../src/metering/redis-meter.js';
+import { RedisUsageStats } from '../../src/metering/redis-usage-stats.js';
+import { SqliteMeter } from '../../src/metering/sqlite-meter.js';
+import type { UsageStats } from '../../src/metering/usage-stats.js';
+import { OPERATOR } from '../../src/services/actor.js';
+import { createKey, revokeKey, rollKey } from '../../src/services/keys.service.js';
+import { handoverSecret } from '../../src/services/settings-auth/handover-token.js';
+import { loadSession, startSession } from '../../src/services/settings-auth/sessions.js';
+import { migrateTo, migrateToLatest, openStore, type Store } from '../../src/store/database.js';
+import type { Database } from '../../src/store/schema.js';
+import { assertRefused, cliWorkspace, parseJsonOutput, runCli, runClis, V1 } from '../helpers/cli-helpers.js';
+import { fixture } from '../helpers/fixture.js';
+import { freshPostgresSchema, TEST_REDIS_URL } from '../helpers/test-app.js';
+
+const { tmp, closeAfter } = cliWorkspace();
+const KEY_PREFIX = 'shelf';
+/** Nothing listens here (this suite's own range of ports): an unreachable PostgreSQL. */
+const DEAD_POSTGRES = 'postgres://postgres:s3cret-word@127.0.0.1:9399/test';
+
+/** Every Redis key of this file goes under a prefix of its own, deleted after. */
+const redisPrefixes: string[] = [];
+function redisPrefix(): string {
+  const prefix = `test:copy:${randomUUID()}:`;
+  redisPrefixes.push(prefix);
+  return prefix;
+}
+async function redisKeys(prefix: string): Promise<string[]> {
+  const redis = new Redis(TEST_REDIS_URL);
+  try {
+    const keys: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      keys.push(...found);
+      cursor = next;
+    } while (cursor !== '0');
+    return keys;
+  } finally {
+    redis.disconnect();
+  }
+}
+after(async () => {
+  const redis = new Redis(TEST_REDIS_URL);
+  for (const prefix of redisPrefixes) for (const key of await redisKeys(prefix)) await redis.del(key);
+  redis.disconnect();
+});
+
+/** A fresh schema of the test database, dropped after the file (once what was opened on it is closed). */
+async function freshTarget(): Promise<string> {
+  const schema = await freshPostgresSchema();
+  closeAfter({ close: schema.drop });
+  return schema.url;
+}
+
+/** Tables of the target's schema: none when nothing was written (not even migrated). */
+async function targetTableCount(url: string): Promise<number> {
+  const store = openStore({ dialect: 'postgres', url });
+  try {
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from information_schema.tables where table_schema = current_schema()`.execute(store.db);
+    return rows[0]!.n;
+  } finally {
+    await store.close();
+  }
+}
+
+const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
+
+/** Every row of a table, each as JSON with its columns in name order, sorted: comparable across the two dialects. */
+async function rowsOf(db: Kysely<Database>, table: string, leaveOut: readonly string[] = []): Promise<string[]> {
+  const { rows } = await sql<Record<string, unknown>>`select * from ${sql.table(table)}`.execute(db);
+  return rows
+    .map((row) =>
+      JSON.stringify(
+        Object.keys(row)
+          .filter((c) => !leaveOut.includes(c))
+          .sort()
+          .map((c) => [c, Buffer.isBuffer(row[c]) ? (row[c] as Buffer).toString('hex') : row[c]]),
+      ),
+    )
+    .sort();
+}
+
+interface Served {
+  store: Store;
+  app: App;
+  meter: Meter;
+  stats: UsageStats;
+  clock: ManualClock;
+  me(key: string): Promise<{ status: number; body: unknown }>;
+  close(): Promise<void>;
+}
+
+async function serve(store: Store, meter: Meter, stats: UsageStats, clock: ManualClock, env: Record<string, string>): Promise<Served> {
+  const app = await buildApp({ config: loadConfig({ KEY_PREFIX, ...env }), store, meter, clock, stats, logger: false });
+  await app.ready();
+  return {
+    store,
+    app,
+    meter,
+    stats,
+    clock,
+    async me(key) {
+      const res = await app.inject({ method: 'GET', url: `${V1}/me`, headers: { 'x-api-key': key } });
+      return { status: res.statusCode, body: res.json() as unknown };
+    },
+    async close() {
+      await app.close();
+      await stats.close();
+      await meter.close();
+      await store.close();
+    },
+  };
+}
+
+interface Source extends Served {
+  path: string;
+  keys: Record<string, string>;
+  accounts: Record<string, number>;
+  /** The cookie value of alice's settings session. */
+  session: string;
+  handoverSecret: Uint8Array;
+}
+
+/**
+ * An SQLite store with the fixture, and traffic on it through the real app: requests last month (archived
+ * by the SQLite meter into quota_usage when its row took up this month) and seconds ago (still only in the
+ * meter's own row), refusals for the owners' statistics, and key changes for the security log.
+ */
+async function sourceWithTraffic(name: string, now: number): Promise<Source> {
+  const path = tmp.db(name);
+  const store = openStore({ dialect: 'sqlite', path });
+  await migrateToLatest(store);
+  const d = new Date(now);
+  const lastMonth = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - 1, 15, 12);
+  const clock = new ManualClock(lastMonth);
+  const loaded = await loadDataset(store, fixture(), { keyPrefix: KEY_PREFIX, now: lastMonth });
+  const keys = { ...loaded.keys };
+  const served = await serve(store, new SqliteMeter(store.sqlite!), new DatabaseUsageStats(store), clock, { DATABASE_URL: path });
+  const get = (url: string, key: string) => served.app.inject({ method: 'GET', url: `${V1}${url}`, headers: { 'x-api-key': key } });
+  for (let i = 0; i < 3; i++) assert.equal((await get('/catalogue', keys.alice!)).statusCode, 200);
+
+  clock.set(now - 5000);
+  for (let i = 0; i < 5; i++) assert.equal((await get(`/catalogue/${i + 1}`, keys.alice!)).statusCode, i === 4 ? 404 : 200);
+  for (let i = 0; i < 2; i++) assert.equal((await get('/prices/1', keys['alice-second']!)).statusCode, 200);
+  for (let i = 0; i < 4; i++) assert.equal((await get('/collection', keys.bob!)).statusCode, 200);
+  assert.equal((await get('/catalogue', keys['alice-noscope']!)).statusCode, 403);
+  assert.equal((await get('/catalogue', keys['alice-revoked']!)).statusCode, 401);
+
+  // Key changes: a created key revoked, and bob's key rolled with the old one working a day longer.
+  const made = await createKey(store, { accountId: loaded.accounts.bob!, name: 'short-lived', scopes: [...SCOPES], expiresAt: null, now: now - 4000, keyPrefix: KEY_PREFIX, actor: OPERATOR });
+  await revokeKey(store, { keyId: made.id, now: now - 3000, keyPrefix: KEY_PREFIX, actor: OPERATOR });
+  keys['bob-made-revoked'] = made.key;
+  const bobKeyId = (await store.db.selectFrom('api_keys').select('id').where('account_id', '=', loaded.accounts.bob!).where('name', '=', 'all scopes').executeTakeFirstOrThrow()).id;
+  const rolled = await rollKey(store, { keyId: bobKeyId, stopOld: '24h', now: now - 2000, keyPrefix: KEY_PREFIX, actor: OPERATOR });
+  keys['bob-rolled'] = rolled.created.key;
+  assert.equal((await get('/catalogue', keys['bob-rolled'])).statusCode, 200);
+
+  // The settings screen's state: a signed-in owner, and the generated sign-in secret.
+  const { token: session } = await startSession(store, loaded.accounts.alice!, now - 1000, '203.0.113.9');
+  const secret = await handoverSecret(store, { settingsHandoverSecret: null }, now - 1000);
+
+  clock.set(now);
+  await served.stats.flush();
+  return { ...served, path, keys, accounts: loaded.accounts, session, handoverSecret: secret };
+}
+
+/** The copied store served, metering in PostgreSQL or in Redis under `prefix`. */
+async function servedTarget(url: string, clock: ManualClock, prefix: string | null): Promise<Served> {
+  const store = openStore({ dialect: 'postgres', url });
+  if (prefix === null) return serve(store, new PostgresMeter(store), new DatabaseUsageStats(store), clock, { DATABASE_URL: url });
+  const meter = new RedisMeter(TEST_REDIS_URL, { prefix });
+  const stats = new RedisUsageStats(TEST_REDIS_URL, { prefix });
+  await meter.ready();
+  await stats.ready();
+  return serve(store, meter, stats, clock, { DATABASE_URL: url, REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: prefix });
+}
+
+/** The key ids of the source, by account. */
+async function keyIds(store: Store): Promise<Array<{ id: number; account_id: number }>> {
+  return store.db.selectFrom('api_keys').select(['id', 'account_id']).orderBy('id').execute();
+}
+
+/** What a server of each store tells about every account and key: usage, day counts, last uses, burst, statistics. */
+async function meterView(s: Served, now: number, lastMonth: string) {
+  const view: Record<string, unknown> = {};
+  for (const { id, account_id } of await keyIds(s.store)) {
+    view[`account ${account_id} month`] = await s.meter.used(account_id, periodOf(now));
+    view[`account ${account_id} last month`] = await s.meter.used(account_id, lastMonth);
+    view[`account ${account_id} burst`] = await s.meter.burstUsed(account_id, now);
+    view[`key ${id} days`] = await s.meter.keyUsage(account_id, id, '2000-01-01', dayOf(now));
+    view[`key ${id} last used`] = (await s.meter.lastUsed(account_id, [id])).get(id) ?? null;
+    view[`key ${id} outcomes`] = await s.stats.keyOutcomes(account_id, id, dayOf(now - 40 * 86_400_000), dayOf(now));
+    view[`key ${id} rejections`] = await s.stats.recentRejections(account_id, id);
+    view[`key ${id} stats last use`] = (await s.stats.lastUse(account_id, [id])).get(id) ?? null;
+  }
+  return view;
+}
+
+const ROW_TABLES = Object.entries(TABLE_RULES).flatMap(([t, r]) => (r.kind === 'rows' || r.kind === 'single-row' ? [t] : []));
+
+for (const metering of ['postgres', 'redis'] as const) {
+  describe(`copy-store of an SQLite store with traffic, served from PostgreSQL with the meter in ${metering}`, () => {
+    const now = Date.now();
+    const lastMonth = periodOf(Date.UTC(new Date(now).getUTCFullYear(), new Date(now).getUTCMonth() - 1, 15));
+    let source: Source;
+    let target: Served;
+    let report: CopyReport;
+    let sourceHash: string;
+    let beforeView: Record<string, unknown>;
+    let beforeMe: Record<string, { status: number; body: unknown }>;
+    let afterView: Record<string, unknown>;
+    const rows: Record<string, { source: string[]; target: string[] }> = {};
+    const prefix = metering === 'redis' ? redisPrefix() : null;
+
+    before(async () => {
+      source = await sourceWithTraffic(`traffic-${metering}`, now);
+      closeAfter(source);
+      beforeMe = {};
+      for (const [ref, key] of Object.entries(source.keys)) beforeMe[ref] = await source.me(key);
+      await source.stats.flush();
+      beforeView = await meterView(source, now, lastMonth);
+      sourceHash = sha256(source.path);
+      const url = await freshTarget();
+      report = await copyStore({ from: source.path, to: url, redis: prefix === null ? null : { target: TEST_REDIS_URL, prefix }, now });
+      target = closeAfter(await servedTarget(url, new ManualClock(now), prefix));
+      // Read before any request reaches the target (each adds to its burst window and statistics).
+      afterView = await meterView(target, now, lastMonth);
+      for (const table of [...ROW_TABLES, 'api_keys']) {
+        const leaveOut = table === 'api_keys' ? ['last_used_at'] : [];
+        rows[table] = { source: await rowsOf(source.store.db, table, leaveOut), target: await rowsOf(target.store.db, table, leaveOut) };
+      }
+    });
+
+    it('reports the rows of every table it copied, and what it left out and why', () => {
+      assert.equal(report.tables.accounts, 4);
+      assert.equal(report.tables.api_keys, fixture().keys!.length + 2);
+      assert.equal(report.tables.catalogue_items, fixture().catalogue!.length);
+      assert.ok(report.tables.security_events! >= 2, 'the revoke and the roll');
+      assert.deepEqual(Object.keys(report.skipped).sort(), ['catalogue_fts', 'kysely_migration', 'kysely_migration_lock']);
+      assert.ok(report.meter.monthCounts >= 2, "alice's and bob's month, held only in the SQLite meter's rows");
+      assert.ok(report.meter.burstTimes > 0);
+      if (metering === 'redis') assert.ok(report.redis !== null && report.redis.monthCounts >= 2 && report.redis.statsKeys > 0);
+      else assert.equal(report.redis, null);
+    });
+
+    it('every key answers /me as on the source, with the same secret: same scopes and usage; revoked, expired and lapsed stay so', async () => {
+      for (const [ref, key] of Object.entries(source.keys)) {
+        const after = await target.me(key);
+        assert.deepEqual(after, beforeMe[ref], `key ${ref}`);
+      }
+      assert.equal(beforeMe.alice!.status, 200);
+      assert.ok((beforeMe.alice!.body as { usage: { used: number } }).usage.used >= 4);
+      assert.equal(beforeMe['alice-revoked']!.status, 401);
+      assert.equal(beforeMe['alice-expired']!.status, 401);
+      assert.equal(beforeMe['bob-made-revoked']!.status, 401);
+      assert.equal(beforeMe.carol!.status, 403);
+      assert.equal(beforeMe['alice-noscope']!.status, 200);
+      assert.deepEqual((beforeMe['alice-noscope']!.body as { scopes: string[] }).scopes, []);
+      // bob's rolled key still works until its stop time, beside its replacement.
+      assert.equal(beforeMe.bob!.status, 200);
+      assert.equal(beforeMe['bob-rolled']!.status, 200);
+    });
+
+    it("usage, day counts, last uses, burst windows and the owners' statistics are the source's", async () => {
+      assert.deepEqual(afterView, beforeView);
+    });
+
+    it('every table copied row for row (catalogue, prices, accounts, keys, security log, sessions, ...)', async () => {
+      // api_keys' last_used_at aside: the SQLite meter keeps the latest in its own row (compared through the meters).
+      for (const [table, { source: from, target: to }] of Object.entries(rows)) assert.deepEqual(to, from, table);
+      assert.ok(rows.security_events!.source.length >= 2 && rows.catalogue_items!.source.length > 0);
+      assert.equal(sha256(source.path), sourceHash, 'the source file is unchanged');
+    });
+
+    it("owners stay signed in to the settings screen, and sign-in links made with the store's secret still work", async () => {
+      assert.equal((await loadSession(target.store, source.session, now))?.accountId, source.accounts.alice);
+      assert.deepEqual(await handoverSecret(target.store, { settingsHandoverSecret: null }, now), source.handoverSecret);
+    });
+
+    it('catalogue and prices answer the same, ETag included (the data version came along)', async () => {
+      for (const url of ['/catalogue?limit=100', '/prices/1', '/catalogue?search=zelda', '/collection']) {
+        const [a, b] = await Promise.all(
+          [source, target].map((s) => s.app.inject({ method: 'GET', url: `${V1}${url}`, headers: { 'x-api-key': source.keys.alice! } })),
+        );
+        assert.equal(b!.statusCode, a!.statusCode, url);
+        assert.equal(b!.body, a!.body, url);
+        assert.equal(b!.headers.etag, a!.headers.etag, url);
+      }
+    });
+
+    it('the target counts on from there, and makes new ids past the copied ones', async () => {
+      const before = ((await target.me(source.keys.alice!)).body as { usage: { used: number } }).usage.used;
+      const res = await target.app.inject({ method: 'GET', url: `${V1}/catalogue/1`, headers: { 'x-api-key': source.keys['alice-second']! } });
+      assert.equal(res.statusCode, 200);
+      assert.equal(((await target.me(source.keys.alice!)).body as { usage: { used: number } }).usage.used, before + 1);
+      const maxId = Math.max(...(await keyIds(target.store)).map((k) => k.id));
+      const made = await createKey(target.store, { accountId: source.accounts.alice!, name: 'after the move', scopes: ['catalogue:read'], expiresAt: null, now, keyPrefix: KEY_PREFIX, actor: OPERATOR });
+      assert.equal(made.id, maxId + 1);
+      assert.equal((await target.me(made.key)).status, 200);
+    });
+  });
+}
+
+describe('copy-store knows every table', () => {
+  it('every table of a migrated PostgreSQL and SQLite store has a copy rule, and every rule a table', async () => {
+    const url = await freshTarget();
+    // Closed after the file even if a step fails: an open pool would keep the test process alive.
+    const pgStore = closeAfter(openStore({ dialect: 'postgres', url }));
+    await migrateToLatest(pgStore);
+    const pgTables = (await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = current_schema()`.execute(pgStore.db)).rows.map((r) => r.name);
+    const sqliteStore = openStore({ dialect: 'sqlite', path: tmp.db('rules') });
+    await migrateToLatest(sqliteStore);
+    const sqliteTables = sqliteStore.sqlite!.prepare("select name from sqlite_master where type = 'table'").pluck().all() as string[];
+    await sqliteStore.close();
+    assert.deepEqual(tablesWithoutRule(pgTables), [], 'a table of the PostgreSQL schema without a rule in src/copy-store/table-rules.ts');
+    assert.deepEqual(tablesWithoutRule(sqliteTables), [], 'a table of the SQLite schema without a rule in src/copy-store/table-rules.ts');
+    const stale = Object.keys(TABLE_RULES).filter((t) => !pgTables.includes(t) && !sqliteTables.includes(t));
+    assert.deepEqual(stale, [], 'rules for tables no store has');
+  });
+});
+
+describe('shelfapi copy-store on the command line', () => {
+  let store: string;
+  before(async () => {
+    store = tmp.db('cli-source');
+    const s = openStore({ dialect: 'sqlite', path: store });
+    await migrateToLatest(s);
+    await loadDataset(s, fixture(), { keyPrefix: KEY_PREFIX, now: Date.now() });
+    await s.close();
+  });
+
+  it('copies into a store migrated beforehand but empty, the counts into Redis with REDIS_URL, and reports rows per table', async () => {
+    const url = await freshTarget();
+    const migrated = openStore({ dialect: 'postgres', url });
+    await migrateToLatest(migrated);
+    await migrated.close();
+    const prefix = redisPrefix();
+    const out = parseJsonOutput(await runCli(['copy-store', '--from', store, '--to', url, '--json'], { REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: prefix })) as CopyReport;
+    assert.equal(out.tables.accounts, 4);
+    assert.equal(out.tables.api_keys, fixture().keys!.length);
+    assert.equal(out.tables.catalogue_items, fixture().catalogue!.length);
+    assert.equal(out.redis?.prefix, prefix);
+
+    const again = await runCli(['copy-store', '--from', store, '--to', url], {});
+    assertRefused(again, /target .* is not empty \(rows in accounts, .*nothing was changed/);
+    const target = openStore({ dialect: 'postgres', url });
+    const accounts = await target.db.selectFrom('accounts').select('id').execute();
+    await target.close();
+    assert.equal(accounts.length, 4, 'the refused second copy added nothing');
+  });
+
+  it('refuses bad input with one line naming the problem, and leaves the target empty and the source as it was', async () => {
+    const targets = await Promise.all(Array.from({ length: 9 }, () => freshTarget()));
+    const random = `${tmp.dir}/random.bin`;
+    writeFileSync(random, Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919) % 251)));
+    const foreign = tmp.db('foreign');
+    const f = new SqliteDatabase(foreign);
+    f.exec('create table notes (id integer primary key, body text)');
+    f.close();
+    const older = tmp.db('older');
+    const o = openStore({ dialect: 'sqlite', path: older });
+    await migrateTo(o, '0005-key-management');
+    await o.close();
+    const extra = tmp.db('extra-table');
+    copyFileSync(store, extra);
+    const e = new SqliteDatabase(extra);
+    e.exec('create table operator_notes (id integer primary key, body text)');
+    e.close();
+    const badValue = tmp.db('bad-value');
+    copyFileSync(store, badValue);
+    const b = new SqliteDatabase(badValue);
+    b.exec("update catalogue_items set release_year = 'soon' where master_item_id = 3");
+    b.close();
+    const sources = [store, random, foreign, older, extra, badValue];
+    const hashes = sources.map(sha256);
+    // A target with a table of someone else's.
+    const other = openStore({ dialect: 'postgres', url: targets[8]! });
+    await sql`create table invoices (id int)`.execute(other.db);
+    await other.close();
+    const busyPrefix = redisPrefix();
+    const redis = new Redis(TEST_REDIS_URL);
+    await redis.set(`${busyPrefix}something`, '1');
+    redis.disconnect();
+
+    const cases: Array<{ args: string[]; env?: Record<string, string>; refused: RegExp; target?: string; tables?: number }> = [
+      { args: ['--from', store, '--to', `${tmp.dir}/other.sqlite`], refused: /--to must be a postgres:\/\/\.\.\. URL/ },
+      { args: ['--from', store, '--to', 'mysql://root@127.0.0.1/shop'], refused: /--to must be a postgres:\/\/\.\.\. URL/ },
+      { args: ['--from', `${tmp.dir}/missing.sqlite`, '--to', targets[0]!], refused: /--from .*missing\.sqlite: no such file/, target: targets[0]! },
+      { args: ['--from', random, '--to', targets[1]!], refused: /not an SQLite database/, target: targets[1]! },
+      { args: ['--from', foreign, '--to', targets[2]!], refused: /an SQLite database, but not a shelfapi store/, target: targets[2]! },
+      { args: ['--from', older, '--to', targets[3]!], refused: /older migration \(0005-key-management; .*shelfapi migrate/, target: targets[3]! },
+      { args: ['--from', extra, '--to', targets[4]!], refused: /table operator_notes is not one copy-store knows/, target: targets[4]! },
+      { args: ['--from', store, '--to', DEAD_POSTGRES], refused: /cannot use the target postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:9399\/test: .*ECONNREFUSED/ },
+      { args: ['--from', badValue, '--to', targets[5]!], refused: /copy failed and was rolled back.*integer/, target: targets[5]! },
+      { args: ['--from', store, '--to', targets[6]!], env: { REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: busyPrefix }, refused: /already holds keys under the prefix/, target: targets[6]! },
+      { args: ['--from', store, '--to', targets[7]!, '--redis', 'http://127.0.0.1:6379'], refused: /--redis must be a redis:\/\//, target: targets[7]! },
+      { args: ['--from', store, '--to', targets[8]!], refused: /holds tables that are not shelfapi's \(invoices\)/, target: targets[8]!, tables: 1 },
+    ];
+    // --json: no progress lines on stderr, which a copy slower than 2 s shows before its reason.
+    const results = await runClis(cases.map((c) => ({ args: ['copy-store', ...c.args, '--json'], env: c.env ?? {} })), 3);
+    for (const [i, c] of cases.entries()) {
+      const line = assertRefused(results[i]!, c.refused);
+      assert.doesNotMatch(line, /s3cret-word/, 'no password in a message');
+      if (c.target !== undefined) assert.equal(await targetTableCount(c.target), c.tables ?? 0, `target left as it was: ${c.args.join(' ')}`);
+    }
+    assert.deepEqual(sources.map(sha256), hashes, 'no source changed');
+    assert.deepEqual(await redisKeys(busyPrefix), [`${busyPrefix}something`], 'the busy prefix kept as it was');
+  });
+
+  it('a failure after counts went to Redis leaves both the target and the Redis prefix empty', async () => {
+    // A day PostgreSQL takes (it is text) but Redis cannot expire: the copy fails after the month counts are written.
+    const corrupt = tmp.db('corrupt-day');
+    copyFileSync(store, corrupt);
+    const c = new SqliteDatabase(corrupt);
+    c.exec(`insert into quota_usage (account_id, period, used) values (1, '${periodOf(Date.now())}', 5)`);
+    c.exec("insert into key_usage_daily (key_id, day, requests) values (1, '9999-99-99', 5)");
+    c.close();
+    const url = await freshTarget();
+    const prefix = redisPrefix();
+    await assert.rejects(
+      copyStore({ from: corrupt, to: url, redis: { target: TEST_REDIS_URL, prefix }, now: Date.now() }),
+      /the copy failed and was rolled back, the target left as it was: .*not an integer/,
+    );
+    assert.equal(await targetTableCount(url), 0);
+    assert.deepEqual(await redisKeys(prefix), []);
+  });
+
+  it('--from and --to are required (usage error, exit 2)', async () => {
+    const result = await runCli(['copy-store', '--from', store], {});
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /--to <url>/);
+  });
+});
