@@ -14,7 +14,7 @@ import { sql, type Kysely } from 'kysely';
 import { InputError } from '../errors/input-error.js';
 import { WINDOW_MS, dayOf, monthBounds } from '../metering/periods.js';
 import { connectRedis, redisReady, type RedisTarget } from '../metering/redis-client.js';
-import { accountKey } from '../metering/redis-meter.js';
+import { accountKey, DAY_KEPT_S, QUOTA_KEPT_AFTER_RESET_S } from '../metering/redis-meter.js';
 import { globEscape } from '../metering/redis-upgrade-keys.js';
 import { RedisUsageStats } from '../metering/redis-usage-stats.js';
 import { isOutcome, type StatsBatch } from '../metering/usage-stats.js';
@@ -22,9 +22,6 @@ import type { Database } from '../store/schema.js';
 import { shownUrl } from './shown-url.js';
 
 const DAY_S = 86_400;
-/** As the Redis meter keeps them: a key's day counts about 400 days, a month's count 35 days past its end. */
-const DAY_KEPT_S = 400 * DAY_S;
-const QUOTA_KEPT_AFTER_RESET_S = 35 * DAY_S;
 /** Commands in flight at once. */
 const CHUNK = 1000;
 

@@ -41,8 +41,9 @@ const COMMAND_TIMEOUT_MS = 1000;
 /** The client's own limit for every command: a backstop past any request deadline (see settleBy). */
 const CLIENT_TIMEOUT_MS = 3000;
 const REPLY_MARGIN_MS = 200;
-const DAY_KEPT_S = 400 * 86_400; // per-key days are kept for a year and a bit
-const QUOTA_KEPT_AFTER_RESET_S = 35 * 86_400;
+/** Per-key days are kept for a year and a bit; a month's count 35 days past its end (copy-store writes the same). */
+export const DAY_KEPT_S = 400 * 86_400;
+export const QUOTA_KEPT_AFTER_RESET_S = 35 * 86_400;
 /**
  * How long Redis keeps each admission's record of what it charged, so that one whose reply was lost can be
  * taken back: for this long after Redis answers again (a restart, a failover), no longer. The records of
