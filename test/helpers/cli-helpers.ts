@@ -25,8 +25,8 @@ export const V1 = '/developer/v1';
 export { runCli, type CliResult } from './server-process.js';
 
 /**
- * Runs several independent CLI invocations side by side, at most `limit` at a time (each child compiles the
- * source with tsx: dozens at once only thrash a small machine). Results come back in the order given.
+ * Runs several independent CLI invocations side by side, at most `limit` at a time (each child loads the
+ * whole program: dozens at once only thrash a small machine). Results come back in the order given.
  */
 export async function runClis(runs: Array<{ args: string[]; env?: Record<string, string> }>, limit = 4): Promise<CliResult[]> {
   const results: CliResult[] = new Array<CliResult>(runs.length);

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { after, before, test } from 'node:test';
-import { freePort, ROOT, waitFor } from '../helpers/server-process.js';
+import { ensureBuilt, freePort, ROOT, waitFor } from '../helpers/server-process.js';
 import { createTestContext, V1, type TestContext } from '../helpers/test-app.js';
 
 let ctx: TestContext;
@@ -16,7 +16,8 @@ before(async () => {
   ctx = await createTestContext();
   port = await freePort();
   const opsPort = await freePort();
-  const command = `${process.execPath} --import tsx src/cli/bin.ts serve`;
+  ensureBuilt();
+  const command = `${process.execPath} bin/shelfapi.js serve`;
   server = spawn('script', ['-qfec', command, '/dev/null'], {
     cwd: ROOT,
     detached: true,

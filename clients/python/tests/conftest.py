@@ -145,7 +145,8 @@ def cli_env(extra: dict[str, str]) -> dict[str, str]:
 
 
 def cli(args: list[str]) -> list[str]:
-    return ["node", "--import", "tsx", "src/cli/bin.ts", *args]
+    # The built CLI, as users run it: `npm run test:python` compiles dist/ first.
+    return ["node", "bin/shelfapi.js", *args]
 
 
 @dataclass
