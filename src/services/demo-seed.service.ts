@@ -1,6 +1,5 @@
 /** `shelfapi seed --demo`: a generated, believable catalogue with prices, and the demo accounts. */
 import { SCOPES } from '../domain/scopes.js';
-import { generateDemo, largeCollection } from '../demo/index.js';
 import type { Store } from '../store/database.js';
 import { loadDataset, type LoadResult } from '../load/load-dataset.js';
 import type { ProgressSink } from '../load/progress.js';
@@ -30,6 +29,9 @@ export async function seedDemo(
     throw new InputError('the store already holds data; seed --demo fills an empty store (use a new DATABASE_URL)');
   }
   const now = new Date(options.now);
+  // The generator and its reference data load only when a store is seeded: every CLI command imports this
+  // module (through seed and serve), and most never seed.
+  const { generateDemo, largeCollection } = await import('../demo/index.js');
   const demo = generateDemo({ items: options.items, now });
   // A collector holding a large collection (10,000 owned items on a catalogue that large): the size that
   // /collection/value must stay fast for.

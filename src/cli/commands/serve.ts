@@ -5,7 +5,6 @@ import { DEFAULT_DEMO_ITEMS, seedDemo, storeIsEmpty } from '../../services/demo-
 import { systemClock } from '../../clock.js';
 import { loadConfig, parseWorkers } from '../../config.js';
 import { API_PREFIX } from '../../http/api/api-surface.js';
-import { closeOnSignals, startServer } from '../../server.js';
 import { migrateToLatest, openStore } from '../../store/database.js';
 import { HANDOVER_MAX_MINUTES, handoverSecret, mintHandoverToken, signInUrl } from '../../services/settings-auth/handover-token.js';
 import { findAccountByEmail } from '../../store/repositories/account.repository.js';
@@ -13,8 +12,6 @@ import type { Store } from '../../store/database.js';
 import type { Config } from '../../config.js';
 import { withProgress } from '../progress.js';
 import { assertPortsFree } from '../free-ports.js';
-import { runPrimary } from '../../workers/primary.js';
-import { runWorker } from '../../workers/worker.js';
 
 const DEMO_EMAIL = 'demo@shelfapi.dev';
 
@@ -36,7 +33,8 @@ export function serveCommand(): Command {
       const config = loadConfig();
       const workers = parseWorkers('--workers', options.workers, availableParallelism()) ?? config.workers;
       // A worker of `--workers N`: the primary has checked the ports, migrated and seeded.
-      if (cluster.isWorker) return runWorker(config);
+      // The server's modules load only here: every other command starts without the app (a few hundred ms).
+      if (cluster.isWorker) return (await import('../../workers/worker.js')).runWorker(config);
       await assertPortsFree(config);
       const store = openStore(config.database);
       await migrateToLatest(store);
@@ -59,6 +57,7 @@ export function serveCommand(): Command {
       }
       const serving = `shelfapi serving http://${config.host}:${config.port}${API_PREFIX} (health: http://${config.host}:${config.opsPort}/healthz)`;
       if (workers === 1) {
+        const { closeOnSignals, startServer } = await import('../../server.js');
         const server = await startServer(config, { store });
         process.stdout.write(`${serving}\n`);
         await closeOnSignals(server, config.drainDelayMs);
@@ -66,6 +65,7 @@ export function serveCommand(): Command {
       }
       // The workers open their own: the primary holds no store while it serves.
       await store.close();
+      const { runPrimary } = await import('../../workers/primary.js');
       const primary = await runPrimary(config, workers);
       process.stdout.write(`${serving} with ${workers} workers\n`);
       if ((await primary.closed) !== 0) throw new Error('a worker did not drain and exit cleanly (see its log lines above)');
