@@ -37,6 +37,7 @@ import { ifNoneMatchMatches, strongEtag } from './conditional.js';
 import { paramValidatorCompiler } from './param-validator.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import { isOutage, RETRY_AFTER_UNAVAILABLE_S } from '../store-unavailable.js';
+import { gateKeyOf, KeyGate } from './key-gate.js';
 import { usageRecord } from './usage-record.js';
 
 /** Whether a logger at this level writes the per-request line (info); false for Fastify's silent logger. */
@@ -122,6 +123,7 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
   const { config, meter, clock, queries, metrics, stats } = deps;
   let draining = false;
   const principals = new PrincipalCache(queries);
+  const keyGate = new KeyGate();
 
   /** Steps 1 to 3: method (405), key (401), plan (403). */
   async function methodKeyAndPlan(request: FastifyRequest): Promise<Principal> {
@@ -195,6 +197,39 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
       .send(errorBody(apiError));
   }
 
+  /**
+   * Waits for the request's turn among its key's requests (key-gate.ts); false when its client left while it
+   * waited: then it goes no further (nothing is read or counted for it). The place is given back when the
+   * response closes, however the request ends.
+   */
+  async function keyGateTurn(gateKey: string, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+    let release = keyGate.tryEnter(gateKey);
+    if (release !== null) {
+      reply.raw.once('close', release);
+      return true;
+    }
+    // Gone: the connection closed, or the client ended its side of it (as nginx counts a 499): an HTTP client
+    // that still wants its answer does not half-close.
+    let gone = false;
+    const onGone = () => {
+      gone = true;
+    };
+    const socket = request.raw.socket;
+    reply.raw.once('close', onGone);
+    socket.once('end', onGone);
+    release = await keyGate.wait(gateKey);
+    reply.raw.off('close', onGone);
+    socket.off('end', onGone);
+    if (gone) {
+      release();
+      return false;
+    }
+    reply.raw.once('close', release);
+    // The request's time to be answered starts with its turn: the wait was for its own key's requests.
+    request.deadline = Date.now() + REQUEST_DEADLINE_MS;
+    return true;
+  }
+
   function install(app: App): void {
     app.addHook('preClose', async () => {
       draining = true;
@@ -233,6 +268,9 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
       }
       if (request.routeOptions.config.public === true) return;
       reply.header('cache-control', 'private, no-store');
+      const gateKey = gateKeyOf(request.raw.rawHeaders);
+      // 499, nginx's "client closed request", for the metrics and the log: nobody reads the answer.
+      if (gateKey !== null && !(await keyGateTurn(gateKey, request, reply))) return reply.code(499).send();
       try {
         request.principal = await settleBy(request.deadline, methodKeyAndPlan(request), 'the key lookup');
       } catch (error) {

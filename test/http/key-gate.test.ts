@@ -1,0 +1,123 @@
+/**
+ * One key's flood waits its turn before the stores, and another key is not queued behind it
+ * (src/http/api/key-gate.ts): at most KEY_IN_FLIGHT of a key's requests reach the meter at once, every
+ * request is still answered as the meter decides, and a client that leaves while waiting is not counted.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { AddressInfo } from 'node:net';
+import { KEY_IN_FLIGHT, KeyGate, gateKeyOf } from '../../src/http/api/key-gate.js';
+import type { AdmitRequest, Meter } from '../../src/metering/meter.js';
+import { createTestContext, V1, type TestContext } from '../helpers/test-app.js';
+
+let ctx: TestContext;
+let base: string;
+
+before(async () => {
+  ctx = await createTestContext({ env: { PLAN_LIMITS: '{"enthusiast":{"perMinute":100000},"addon":{"perMinute":100000}}' } });
+  await ctx.app.listen({ host: '127.0.0.1', port: 0 });
+  base = `http://127.0.0.1:${(ctx.app.server.address() as AddressInfo).port}`;
+});
+after(() => ctx.close());
+
+/** Holds every admission of `accountId` until released; counts how many are held at once. */
+function holdAdmissions(meter: Meter, accountId: number) {
+  const original = meter.admit.bind(meter);
+  const state = { held: 0, most: 0, otherAdmitted: 0 };
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  meter.admit = async (request: AdmitRequest) => {
+    if (request.accountId !== accountId) {
+      state.otherAdmitted += 1;
+      return original(request);
+    }
+    state.held += 1;
+    state.most = Math.max(state.most, state.held);
+    try {
+      await gate;
+      return await original(request);
+    } finally {
+      state.held -= 1;
+    }
+  };
+  return { state, release: open, restore: () => (meter.admit = original) };
+}
+
+const used = async (key: string): Promise<number> =>
+  ((await (await fetch(`${base}${V1}/me`, { headers: { 'x-api-key': key } })).json()) as { usage: { used: number } }).usage.used;
+
+const waitUntil = async (check: () => boolean, what: string): Promise<void> => {
+  for (let i = 0; i < 2000 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  assert.ok(check(), what);
+};
+
+test('30 requests of one key: at most 8 reach the meter at once, another key goes straight through, all 30 are served', async () => {
+  const alice = ctx.loaded.keys.alice!;
+  const bob = ctx.loaded.keys.bob!;
+  const aliceAccount = ctx.loaded.accounts.alice!;
+  const before = await used(alice);
+  const hold = holdAdmissions(ctx.meter, aliceAccount);
+  try {
+    const flood = Array.from({ length: 30 }, () => fetch(`${base}${V1}/catalogue/1`, { headers: { 'x-api-key': alice } }));
+    await waitUntil(() => hold.state.held === KEY_IN_FLIGHT, `${KEY_IN_FLIGHT} of the key's requests held at the meter`);
+    // While the flood's first 8 are stuck at the meter and 22 wait at the gate, another key is answered.
+    const other = await fetch(`${base}${V1}/catalogue/1`, { headers: { 'x-api-key': bob } });
+    assert.equal(other.status, 200);
+    assert.equal(hold.state.held, KEY_IN_FLIGHT, 'the rest of the flood still waits its turn');
+    hold.release();
+    const statuses = await Promise.all(flood.map(async (response) => (await response).status));
+    assert.deepEqual(statuses, new Array(30).fill(200));
+    assert.equal(hold.state.most, KEY_IN_FLIGHT);
+  } finally {
+    hold.restore();
+  }
+  assert.equal(await used(alice), before + 30, 'every request of the flood counted once');
+});
+
+test('a request whose client leaves while it waits its turn is not counted and frees its place', async () => {
+  const alice = ctx.loaded.keys.alice!;
+  const aliceAccount = ctx.loaded.accounts.alice!;
+  const before = await used(alice);
+  const hold = holdAdmissions(ctx.meter, aliceAccount);
+  try {
+    const served = Array.from({ length: KEY_IN_FLIGHT }, () => fetch(`${base}${V1}/catalogue/1`, { headers: { 'x-api-key': alice } }));
+    await waitUntil(() => hold.state.held === KEY_IN_FLIGHT, 'the key has all its places in use');
+    const leaving = new AbortController();
+    const left = fetch(`${base}${V1}/catalogue/1`, { headers: { 'x-api-key': alice }, signal: leaving.signal }).catch((error: unknown) => error);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    leaving.abort();
+    assert.ok((await left) instanceof Error, 'the client gave up');
+    hold.release();
+    assert.deepEqual(await Promise.all(served.map(async (response) => (await response).status)), new Array(KEY_IN_FLIGHT).fill(200));
+  } finally {
+    hold.restore();
+  }
+  assert.equal(await used(alice), before + KEY_IN_FLIGHT, 'the request that left was never counted');
+  // Its place was given back: the key's next requests are all served.
+  const next = await Promise.all(Array.from({ length: KEY_IN_FLIGHT + 2 }, () => fetch(`${base}${V1}/catalogue/1`, { headers: { 'x-api-key': alice } })));
+  assert.deepEqual(next.map((response) => response.status), new Array(KEY_IN_FLIGHT + 2).fill(200));
+});
+
+test('the gate hands places on in arrival order and forgets a key once its requests are done', async () => {
+  const gate = new KeyGate(2);
+  const first = gate.tryEnter('k')!;
+  const second = gate.tryEnter('k')!;
+  assert.equal(gate.tryEnter('k'), null, 'a third request of the key waits');
+  assert.notEqual(gate.tryEnter('other'), null, 'another key does not');
+  const order: number[] = [];
+  const third = gate.wait('k').then((release) => (order.push(3), release));
+  const fourth = gate.wait('k').then((release) => (order.push(4), release));
+  first();
+  first(); // a second call of one release changes nothing
+  (await third)();
+  second();
+  (await fourth)();
+  assert.deepEqual(order, [3, 4]);
+  assert.equal(gate.size, 1, 'only the other key, still in progress');
+});
+
+test('the gate key is the first key header, whatever its case; none without one', () => {
+  assert.equal(gateKeyOf(['Host', 'x', 'X-API-Key', 'live_a']), 'live_a');
+  assert.equal(gateKeyOf(['authorization', 'Bearer live_b', 'x-api-key', 'live_c']), 'Bearer live_b');
+  assert.equal(gateKeyOf(['Host', 'x', 'Accept', '*/*']), null);
+});
