@@ -47,9 +47,9 @@ export function RollKeyPage({
       </p>
       <h1>Roll key {keyView.name}</h1>
       <p>
-        Rolling makes a new key with the same name and scopes, expiring when you choose (by default after the same lifetime
-        {keyView.expiresAt === null ? ': never' : ''}), shows it once, and stops the old key (<span class="mono">{keyView.hint}</span>)
-        when you choose. Until then both work, so you can switch your scripts without a gap.
+        Rolling makes a new key with the same name and scopes, expiring when you choose (
+        {keyView.expiresAt === null ? 'by default never, as the old key' : 'by default after the same lifetime as the old key'}), shows
+        it once, and stops the old key (<span class="mono">{keyView.hint}</span>) when you choose. Until then both work, so you can switch your scripts without a gap.
       </p>
       {blocked !== null ? (
         <Banner tone="danger">
