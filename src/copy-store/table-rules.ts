@@ -43,6 +43,8 @@ export const TABLE_RULES: Readonly<Record<string, TableRule>> = {
   security_events: { kind: 'rows' },
   // Reminders found and whether the platform's mailer acknowledged them: copied, so none is sent twice.
   notices: { kind: 'rows' },
+  // Expiry banners an owner hid until the next day: copied, so they stay hidden after the move.
+  expiry_reminder_dismissals: { kind: 'rows' },
   key_outcomes_daily: { kind: 'rows' },
   key_rejections: { kind: 'rows' },
   key_last_use: { kind: 'rows' },

@@ -74,7 +74,14 @@ export function isExpiryChoice(value: string): value is ExpiryChoice {
   return (EXPIRY_CHOICES as readonly string[]).includes(value);
 }
 
+/**
+ * What an expiry may be asked as: a string as `--expires-at` takes it (undefined: DEFAULT_EXPIRY), or
+ * `{ date }`, the settings screen's date field, which holds a plain date only.
+ */
+export type ExpiryAsk = string | undefined | { date: string };
+
 const PLAIN_DATE = /^([0-9]{4})-([0-9]{2})-([0-9]{2})$/;
+const DAY_MS = 86_400_000;
 
 /** The last millisecond of a calendar date `YYYY-MM-DD`, in UTC; null for a date that does not exist (2027-02-30). */
 function endOfDayUtc(date: string): string | null {
@@ -83,31 +90,67 @@ function endOfDayUtc(date: string): string | null {
   const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
   const start = new Date(Date.UTC(year, month - 1, day));
   if (start.getUTCFullYear() !== year || start.getUTCMonth() !== month - 1 || start.getUTCDate() !== day) return null;
-  return new Date(start.getTime() + 86_400_000 - 1).toISOString();
+  return new Date(start.getTime() + DAY_MS - 1).toISOString();
 }
 
 /**
- * The one expiry rule of a new key, for the create form and `keys create`: nothing (undefined or '') is
- * DEFAULT_EXPIRY (90 days); 7d, 30d, 90d, 1y count from `now`; "never" is null; a plain date (2027-01-31) is
- * the end of that day, UTC (23:59:59.999Z); an ISO 8601 date-time is taken as given. It must be in the future.
+ * The dates an expiry may fall on, as `YYYY-MM-DD` (UTC): from today to the same date a year on (29 February
+ * goes to 28 February). A date means the end of that day, so the latest expiry is the end of `last`; "1y"
+ * (365 days from now) always falls within it.
  */
-export function expiresAtFor(input: string | undefined, now: number): string | null {
+export function expiryDateRange(now: number): { first: string; last: string } {
+  const today = new Date(now);
+  const year = today.getUTCFullYear() + 1;
+  const month = today.getUTCMonth();
+  // Date.UTC rolls 29 February of a year without one over to 1 March: step back to the month's last day.
+  const sameDay = new Date(Date.UTC(year, month, today.getUTCDate()));
+  const last = sameDay.getUTCMonth() === month ? sameDay : new Date(Date.UTC(year, month + 1, 0));
+  return { first: today.toISOString().slice(0, 10), last: last.toISOString().slice(0, 10) };
+}
+
+/** An expiry `at` must lie in the future and at most a year away (the end of expiryDateRange's last day). */
+function requireExpiryWindow(at: string, now: number): string {
+  if (Date.parse(at) <= now) throw new InputError('The expiry must be in the future.', 'expiry');
+  const { last } = expiryDateRange(now);
+  if (Date.parse(at) > Date.parse(endOfDayUtc(last) ?? '')) {
+    throw new InputError(`The expiry must be at most a year away: ${last} at the latest (or a key that never expires).`, 'expiry');
+  }
+  return at;
+}
+
+/**
+ * The one expiry rule of a new key, for the create and roll forms and `keys create`: nothing (undefined or
+ * '') is DEFAULT_EXPIRY (90 days); 7d, 30d, 90d, 1y count from `now`; "never" is null; a plain date
+ * (2027-01-31) is the end of that day, UTC (23:59:59.999Z); an ISO 8601 date-time is taken as given. A date
+ * or date-time must be in the future and at most a year away (expiryDateRange). `{ date }` (the screen's
+ * date field) must be a plain date.
+ */
+export function expiresAtFor(input: ExpiryAsk, now: number): string | null {
+  if (typeof input === 'object') {
+    const date = input.date.trim();
+    if (date === '') throw new InputError('Choose the date the key expires on.', 'expiry');
+    const at = endOfDayUtc(date);
+    if (at === null) {
+      const shown = JSON.stringify(date.length > 40 ? `${date.slice(0, 40)}…` : date);
+      throw new InputError(`Give the date as year-month-day, such as 2027-01-31 (a date that exists); got ${shown}.`, 'expiry');
+    }
+    return requireExpiryWindow(at, now);
+  }
   const asked = input === undefined || input.trim() === '' ? DEFAULT_EXPIRY : input.trim();
   if (asked === 'never') return null;
   const days = Object.hasOwn(EXPIRY_DAYS, asked) ? EXPIRY_DAYS[asked as keyof typeof EXPIRY_DAYS] : undefined;
   const at = days !== undefined
-    ? new Date(now + days * 86_400_000).toISOString()
+    ? new Date(now + days * DAY_MS).toISOString()
     : PLAIN_DATE.test(asked)
       ? endOfDayUtc(asked)
       : canonicalTimestamp(asked);
   if (at === null) {
     throw new InputError(
-      `Expiry must be one of ${EXPIRY_CHOICES.join(', ')}, a date (2027-01-31: the end of that day, UTC) or an ISO 8601 date-time such as 2027-01-01T00:00:00Z; got ${JSON.stringify(asked)}.`,
+      `Expiry must be one of ${EXPIRY_CHOICES.join(', ')}, a date (2027-01-31: the end of that day, UTC) or an ISO 8601 date-time such as 2027-01-01T00:00:00Z, at most a year away; got ${JSON.stringify(asked)}.`,
       'expiry',
     );
   }
-  if (Date.parse(at) <= now) throw new InputError('The expiry must be in the future.', 'expiry');
-  return at;
+  return requireExpiryWindow(at, now);
 }
 
 export const STOP_OLD_CHOICES = ['now', '1h', '24h', '7d'] as const;
@@ -240,7 +283,7 @@ export async function createKey(
     name: string | null;
     scopes: readonly string[];
     /** As expiresAtFor reads it (undefined: 90 days); null: never. */
-    expiresAt: string | null | undefined;
+    expiresAt: ExpiryAsk | null;
     now: number;
     keyPrefix: string;
     actor: Actor;
@@ -303,19 +346,42 @@ async function changeKey<T>(
 
 export async function rollKey(
   store: Store,
-  input: { keyId: number; accountId?: number; stopOld: string; now: number; keyPrefix: string; actor: Actor; keep?: KeepNewKey },
+  input: {
+    keyId: number;
+    accountId?: number;
+    stopOld: string;
+    /**
+     * The new key's expiry, as createKey takes it (null: never). Not given: the old key's lifetime (created
+     * to expires), counted from now, or never if it never expired.
+     */
+    expiresAt?: ExpiryAsk | null;
+    now: number;
+    keyPrefix: string;
+    actor: Actor;
+    keep?: KeepNewKey;
+  },
 ): Promise<{ old: KeyRecord; created: CreatedKey }> {
-  if (!isStopOld(input.stopOld)) throw new InputError(`The old key stops ${STOP_OLD_CHOICES.join(', ')}: choose one.`, 'stopOld');
-  const stopMs = STOP_OLD_MS[input.stopOld];
+  // Both choices are checked before anything else, and refused together.
+  const problems: InputError[] = [];
+  const stopOld = collect(problems, () => {
+    if (!isStopOld(input.stopOld)) throw new InputError(`The old key stops ${STOP_OLD_CHOICES.join(', ')}: choose one.`, 'stopOld');
+    return input.stopOld;
+  });
+  const ask = input.expiresAt;
+  const keepLifetime = ask === undefined;
+  const asked = ask === undefined || ask === null ? null : collect(problems, () => expiresAtFor(ask, input.now));
+  throwInputErrors(problems);
+  if (stopOld === undefined || asked === undefined) throw new Error('rollKey: a refused choice was not reported');
+  const stopMs = STOP_OLD_MS[stopOld];
   return changeKey(store, input, async (db, old, accountId) => {
     requireWorking(old, input.now);
     if (keyStatus(old, input.now).status === 'retiring') {
       throw new InputError(`Key "${old.name}" was rolled already; roll its replacement instead.`, 'key');
     }
     await activeAccount(db, accountId, 'rolled');
-    // Same expiry rule: the new key lives as long as the old one was made to (created -> expires), or forever.
-    const expiresAt =
-      old.expiresAt === null ? null : new Date(input.now + (Date.parse(old.expiresAt) - Date.parse(old.createdAt))).toISOString();
+    // Unless asked otherwise, the same expiry rule: the new key lives as long as the old one was made to
+    // (created -> expires), or forever.
+    const expiresAt = keepLifetime ? sameLifetime(old, input.now) : asked;
     const created = await makeKey(db, { accountId, name: old.name, scopes: old.scopes, expiresAt, now: input.now, keyPrefix: input.keyPrefix });
     const stopAt = new Date(input.now + stopMs).toISOString();
     if (stopMs === 0) await markRevoked(db, old.id, stopAt);
@@ -327,11 +393,16 @@ export async function rollKey(
       actor: input.actor,
       at: input.now,
       key: eventKey(old, input.keyPrefix),
-      detail: `replaced by ${keyHint(input.keyPrefix, created.record.lastFour)} (key ${created.id}); the old key stops ${stopMs === 0 ? 'now' : `at ${utcMinute(stopAt)}`}`,
+      detail: `replaced by ${keyHint(input.keyPrefix, created.record.lastFour)} (key ${created.id}), which expires ${expiresAt === null ? 'never' : utcMinute(expiresAt)}; the old key stops ${stopMs === 0 ? 'now' : `at ${utcMinute(stopAt)}`}`,
     });
     await input.keep?.(db, created);
     return { old: updated, created };
   });
+}
+
+/** The expiry of a key rolled from `old` at `now` that lives as long as `old` was made to; null: never. */
+export function sameLifetime(old: Pick<KeyRecord, 'createdAt' | 'expiresAt'>, now: number): string | null {
+  return old.expiresAt === null ? null : new Date(now + (Date.parse(old.expiresAt) - Date.parse(old.createdAt))).toISOString();
 }
 
 /** Writes a change of a key with its line in the security log, and returns the key as it now is. */

@@ -248,6 +248,14 @@ export interface NoticesTable {
   acked_at: string | null;
 }
 
+/** The overview's expiry banner hidden for a key until `until` (migration 0013, src/services/expiry-reminders.ts). */
+export interface ExpiryReminderDismissalsTable {
+  account_id: number;
+  key_id: number;
+  /** The start of the next UTC day after the owner hid it, ISO 8601. */
+  until: string;
+}
+
 /** Requests of one key per UTC day and outcome (src/metering/usage-stats.ts). */
 export interface KeyOutcomesDailyTable {
   key_id: number;
@@ -298,6 +306,7 @@ export interface Database {
   settings_form_uses: SettingsFormUsesTable;
   security_events: SecurityEventsTable;
   notices: NoticesTable;
+  expiry_reminder_dismissals: ExpiryReminderDismissalsTable;
   key_outcomes_daily: KeyOutcomesDailyTable;
   key_rejections: KeyRejectionsTable;
   key_last_use: KeyLastUseTable;

@@ -76,7 +76,7 @@ describe('accounts and keys', () => {
   });
 
   it('keys create --json prints exactly {id, key}; the key has the contract form and checksum, only its hash is stored', async () => {
-    const expiresAt = new Date(Date.now() + 400 * 86_400_000).toISOString().slice(0, 19) + 'Z';
+    const expiresAt = new Date(Date.now() + 300 * 86_400_000).toISOString().slice(0, 19) + 'Z';
     const out = parseJsonOutput(
       await runCli(
         ['keys', 'create', '--account', String(ann), '--scopes', 'catalogue:read,prices:read', '--name', 'ci', '--expires-at', expiresAt, '--json'],
@@ -141,15 +141,16 @@ describe('accounts and keys', () => {
     assert.deepEqual(await tableCounts(store), before);
   });
 
-  it('keys create: 90 days unless asked; --expires-at never warns as the screen does; a plain date is the end of that day UTC; a bad date writes nothing', async () => {
+  it('keys create: 90 days unless asked; --expires-at never warns as the screen does; a plain date is the end of that day UTC; a bad or far date writes nothing', async () => {
     const expiresOf = async (id: unknown) => (await store.db.selectFrom('api_keys').select('expires_at').where('id', '=', id as number).executeTakeFirstOrThrow()).expires_at;
     // An account of its own: the tests below count ann's keys.
     const account = parseJsonOutput(await runCli(['accounts', 'create', '--email', 'expiry@example.com', '--plan', 'enthusiast', '--json'], env)) as { id: number };
     const started = Date.now();
+    const date = new Date(started + 200 * 86_400_000).toISOString().slice(0, 10);
     const [byDefault, never, dated, neverText] = await Promise.all([
       runCli(['keys', 'create', '--account', String(account.id), '--scopes', 'export', '--name', 'default expiry', '--json'], env),
       runCli(['keys', 'create', '--account', String(account.id), '--scopes', 'export', '--name', 'forever', '--expires-at', 'never', '--json'], env),
-      runCli(['keys', 'create', '--account', String(account.id), '--scopes', 'export', '--name', 'dated', '--expires-at', '2099-01-31', '--json'], env),
+      runCli(['keys', 'create', '--account', String(account.id), '--scopes', 'export', '--name', 'dated', '--expires-at', date, '--json'], env),
       runCli(['keys', 'create', '--account', String(account.id), '--scopes', 'export', '--name', 'forever too', '--expires-at', 'never'], env),
     ]);
     const finished = Date.now();
@@ -166,17 +167,19 @@ describe('accounts and keys', () => {
     assert.match(neverText.stdout, /never expires/);
     assert.match(neverText.stderr, /warning: this key never expires/);
 
-    assert.equal(await expiresOf((parseJsonOutput(dated) as { id: number }).id), '2099-01-31T23:59:59.999Z');
+    assert.equal(await expiresOf((parseJsonOutput(dated) as { id: number }).id), `${date}T23:59:59.999Z`);
 
     const before = await tableCounts(store);
-    const [past, malformed, noDay] = await Promise.all([
+    const [past, malformed, noDay, farAway] = await Promise.all([
       runCli(['keys', 'create', '--account', String(account.id), '--scopes', 'export', '--expires-at', '2020-01-31', '--json'], env),
       runCli(['keys', 'create', '--account', String(account.id), '--scopes', 'export', '--expires-at', '2099-02-30', '--json'], env),
       runCli(['keys', 'create', '--account', String(account.id), '--scopes', 'export', '--expires-at', 'someday', '--json'], env),
+      runCli(['keys', 'create', '--account', String(account.id), '--scopes', 'export', '--expires-at', '2099-01-31', '--json'], env),
     ]);
     assertRefused(past, /expiry must be in the future/);
     assertRefused(malformed, /Expiry must be one of 7d, 30d, 90d, 1y, never, a date \(2027-01-31: the end of that day, UTC\)/);
     assertRefused(noDay, /Expiry must be one of/);
+    assertRefused(farAway, /The expiry must be at most a year away: [0-9]{4}-[0-9]{2}-[0-9]{2} at the latest/);
     assert.deepEqual(await tableCounts(store), before);
   });
 

@@ -27,6 +27,7 @@ import { SqliteMeter } from '../../src/metering/sqlite-meter.js';
 import type { UsageStats } from '../../src/metering/usage-stats.js';
 import { OPERATOR } from '../../src/services/actor.js';
 import { createKey, revokeKey, rollKey } from '../../src/services/keys.service.js';
+import { hideExpiryReminder } from '../../src/services/expiry-reminders.js';
 import { handoverSecret } from '../../src/services/settings-auth/handover-token.js';
 import { loadSession, startSession } from '../../src/services/settings-auth/sessions.js';
 import { migrateTo, migrateToLatest, openStore, type Store } from '../../src/store/database.js';
@@ -178,8 +179,10 @@ async function sourceWithTraffic(name: string, now: number): Promise<Source> {
   keys['bob-rolled'] = rolled.created.key;
   assert.equal((await get('/catalogue', keys['bob-rolled'])).statusCode, 200);
 
-  // The settings screen's state: a signed-in owner, and the generated sign-in secret.
+  // The settings screen's state: a signed-in owner, an expiry reminder hidden, and the generated sign-in secret.
   const { token: session } = await startSession(store, loaded.accounts.alice!, now - 1000, '203.0.113.9');
+  const expiring = await store.db.selectFrom('api_keys').select('id').where('account_id', '=', loaded.accounts.alice!).where('name', '=', 'expires later').executeTakeFirstOrThrow();
+  await hideExpiryReminder(store, { accountId: loaded.accounts.alice!, keyId: expiring.id, now: now - 1000 });
   const secret = await handoverSecret(store, { settingsHandoverSecret: null }, now - 1000);
 
   clock.set(now);
@@ -292,6 +295,7 @@ for (const metering of ['postgres', 'redis'] as const) {
       // api_keys' last_used_at aside: the SQLite meter keeps the latest in its own row (compared through the meters).
       for (const [table, { source: from, target: to }] of Object.entries(rows)) assert.deepEqual(to, from, table);
       assert.ok(rows.security_events!.source.length >= 2 && rows.catalogue_items!.source.length > 0);
+      assert.equal(rows.expiry_reminder_dismissals!.source.length, 1);
       assert.equal(sha256(source.path), sourceHash, 'the source file is unchanged');
     });
 

@@ -10,6 +10,7 @@ import {
   accountKeys,
   createKey,
   expiresAtFor,
+  expiryDateRange,
   MAX_LIVE_KEYS,
   ownedKey,
   renameKey,
@@ -132,6 +133,30 @@ describe('names, scopes, expiry', () => {
     for (const bad of ['2027-02-30', '2027-1-31', '31/01/2027', 'tomorrow', 'none', '10d']) refusedExpiry(bad, /Expiry must be one of 7d, 30d, 90d, 1y, never, a date/);
   });
 
+  it('a date or date-time is at most a year away (to the end of the same date next year), for the screen\'s date field and --expires-at alike', () => {
+    const t = Date.parse('2026-11-20T12:00:00.000Z');
+    assert.deepEqual(expiryDateRange(t), { first: '2026-11-20', last: '2027-11-20' });
+    assert.equal(expiresAtFor('2027-11-20', t), '2027-11-20T23:59:59.999Z', 'the last day');
+    assert.equal(expiresAtFor({ date: '2027-11-20' }, t), '2027-11-20T23:59:59.999Z');
+    assert.equal(expiresAtFor({ date: ' 2026-11-20 ' }, t), '2026-11-20T23:59:59.999Z', 'today, trimmed');
+    assert.equal(expiresAtFor('2027-11-20T23:59:59Z', t), '2027-11-20T23:59:59.000Z');
+    const refused = (input: string | { date: string }, pattern: RegExp) =>
+      assert.throws(() => expiresAtFor(input, t), (e: unknown) => e instanceof InputError && e.field === 'expiry' && pattern.test(e.message), JSON.stringify(input));
+    refused('2027-11-21', /at most a year away: 2027-11-20 at the latest/);
+    refused('2027-11-21T00:00:00Z', /at most a year away/);
+    refused('2099-01-31', /at most a year away/);
+    refused({ date: '2027-11-21' }, /at most a year away/);
+    refused({ date: '2026-11-19' }, /must be in the future/);
+    refused({ date: '' }, /Choose the date the key expires on/);
+    for (const bad of ['2027-02-30', '31/01/2027', '2027-01-31T10:00:00Z', 'never', '7d']) refused({ date: bad }, /Give the date as year-month-day, such as 2027-01-31/);
+    // 29 February: a year on is 28 February; "1y" (365 days) always falls within the range.
+    const leap = Date.parse('2028-02-29T18:00:00.000Z');
+    assert.deepEqual(expiryDateRange(leap), { first: '2028-02-29', last: '2029-02-28' });
+    assert.equal(expiresAtFor('1y', leap), '2029-02-28T18:00:00.000Z');
+    assert.deepEqual(expiryDateRange(Date.parse('2027-03-01T00:00:00.000Z')), { first: '2027-03-01', last: '2028-03-01' });
+    assert.equal(expiresAtFor('1y', Date.parse('2027-03-01T23:59:59.999Z')), '2028-02-29T23:59:59.999Z');
+  });
+
   it('createKey: no expiry given makes a 90-day key; every bad field is reported at once, writing nothing', async () => {
     const made = await createKey(ctx.store, { accountId: alice, name: 'ninety', scopes: ['export'], expiresAt: undefined, now: now(), keyPrefix: prefix(), actor: owner });
     assert.equal(made.record.expiresAt, new Date(now() + 90 * 86_400_000).toISOString());
@@ -208,6 +233,30 @@ describe('another account', () => {
 });
 
 describe('roll', () => {
+  it('the new key\'s expiry as asked (a date, a lifetime, never) or the old key\'s lifetime; a bad stop time and expiry are refused at once, writing nothing', async () => {
+    const start = now();
+    const old = await createKey(ctx.store, { accountId: alice, name: 'dated roll', scopes: ['export'], expiresAt: '30d', now: start, keyPrefix: prefix(), actor: owner });
+    const before = await keyCount();
+    await assert.rejects(rollKey(ctx.store, { keyId: old.id, accountId: alice, stopOld: 'later', expiresAt: { date: '1999-01-01' }, now: start, keyPrefix: prefix(), actor: owner }), (error: unknown) => {
+      assert.ok(error instanceof InputErrors, String(error));
+      assert.deepEqual(error.errors.map((e) => e.field), ['stopOld', 'expiry']);
+      return true;
+    });
+    assert.equal(await keyCount(), before);
+    assert.equal((await ownedKey(ctx.store, alice, old.id)).replacedBy, null);
+    const date = new Date(start + 20 * 86_400_000).toISOString().slice(0, 10);
+    const { created } = await rollKey(ctx.store, { keyId: old.id, accountId: alice, stopOld: 'now', expiresAt: { date }, now: start, keyPrefix: prefix(), actor: owner });
+    assert.equal(created.record.expiresAt, `${date}T23:59:59.999Z`);
+    const { events } = await listSecurityEvents(ctx.store, alice, { now: start, pageSize: 1 });
+    assert.match(events[0]?.detail ?? '', new RegExp(`which expires ${date} 23:59 UTC; the old key stops now`));
+    const { created: forever } = await rollKey(ctx.store, { keyId: created.id, accountId: alice, stopOld: 'now', expiresAt: null, now: start, keyPrefix: prefix(), actor: owner });
+    assert.equal(forever.record.expiresAt, null);
+    const { created: week } = await rollKey(ctx.store, { keyId: forever.id, accountId: alice, stopOld: 'now', expiresAt: '7d', now: start, keyPrefix: prefix(), actor: owner });
+    assert.equal(week.record.expiresAt, new Date(start + 7 * 86_400_000).toISOString());
+    const { created: same } = await rollKey(ctx.store, { keyId: week.id, accountId: alice, stopOld: 'now', now: start + 1000, keyPrefix: prefix(), actor: owner });
+    assert.equal(same.record.expiresAt, new Date(start + 1000 + 7 * 86_400_000).toISOString(), 'not asked: the old key\'s lifetime');
+  });
+
   it('makes a key with the same name, scopes and expiry span; the old key works until the stop time, shows as retiring, then answers 401', async () => {
     const start = now();
     const old = await createKey(ctx.store, {

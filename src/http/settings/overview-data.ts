@@ -1,8 +1,10 @@
 /**
  * Gathers the overview's numbers through the services the command line uses: the account, its keys with
  * status and last use, this month's counted requests (the figure /me reports), the burst window, and the
- * account's counted requests per day (the sum of its keys' daily counts, as `keys usage` shows them).
+ * account's counted requests per day (the sum of its keys' daily counts, as `keys usage` shows them), and
+ * the keys whose expiry reminder the owner hid until tomorrow.
  */
+import { hiddenExpiryReminders } from '../../services/expiry-reminders.js';
 import { accountKeys, ownedKey } from '../../services/keys.service.js';
 import { PLANS, type Plan } from '../../domain/scopes.js';
 import { keyHint } from '../../keys/api-key.js';
@@ -54,10 +56,11 @@ export async function overviewData(deps: AppDeps, accountId: number, now: number
   const days = lastDays(now, CHART_DAYS);
   const perDay = new Map<string, number>();
   // Every key that could have counted requests in the window, listed or not (a key revoked long ago counted none).
-  const [usages, used, burstUsed] = await Promise.all([
+  const [usages, used, burstUsed, hidden] = await Promise.all([
     Promise.all(keys.map((key) => meter.keyUsage(accountId, key.id, days[0]!, days[days.length - 1]!))),
     meter.used(accountId, periodOf(now)),
     meter.burstUsed(accountId, now),
+    hiddenExpiryReminders(store, accountId, now),
   ]);
   for (const usage of usages.flat()) perDay.set(usage.day, (perDay.get(usage.day) ?? 0) + usage.requests);
   return {
@@ -70,5 +73,6 @@ export async function overviewData(deps: AppDeps, accountId: number, now: number
     days,
     counted: days.map((d) => perDay.get(d) ?? 0),
     keys: keys.map((k) => keyView(k, config.keyPrefix, now)),
+    hiddenReminders: [...hidden],
   };
 }

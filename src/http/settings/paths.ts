@@ -16,6 +16,7 @@ export const paths = {
   keyScopes: (id: number) => `/settings/developer-api/keys/${id}/scopes`,
   rollKey: (id: number) => `/settings/developer-api/keys/${id}/roll`,
   revokeKey: (id: number) => `/settings/developer-api/keys/${id}/revoke`,
+  hideExpiryReminder: (id: number) => `/settings/developer-api/keys/${id}/hide-expiry-reminder`,
   securityLog: '/settings/developer-api/security-log',
   securityLogCsv: '/settings/developer-api/security-log.csv',
   stylesheet: '/settings/assets/settings.css',

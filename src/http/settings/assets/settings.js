@@ -13,3 +13,11 @@ document.addEventListener('click', function (event) {
   });
 });
 document.querySelectorAll('button[data-copy]').forEach(function (button) { button.hidden = false; });
+// Typing a date in a field with data-choose checks the radio button it names ("On a date"): without script
+// the owner checks it.
+document.addEventListener('input', function (event) {
+  var field = event.target instanceof Element ? event.target.closest('input[data-choose]') : null;
+  if (!field || field.value === '') return;
+  var radio = document.getElementById(field.getAttribute('data-choose'));
+  if (radio) radio.checked = true;
+});

@@ -7,6 +7,7 @@
 import { createKey } from '../../../services/keys.service.js';
 import { InputError, InputErrors } from '../../../errors/input-error.js';
 import { keyCreationRefusal } from '../account-access.js';
+import { expiryAsk, expiryValues } from '../expiry-input.js';
 import { formBody, listField, nonceField, textField } from '../form-input.js';
 import { ownerActor, requireRecentSignIn } from '../guards.js';
 import { withNotice } from '../notices.js';
@@ -23,7 +24,7 @@ export function registerCreateKey(app: SettingsApp, context: SettingsContext): v
     const session = requireRecentSignIn(context, request);
     const body = formBody(request.body);
     const nonce = nonceField(body);
-    const values = { name: textField(body, 'name'), scopes: listField(body, 'scopes'), expiry: textField(body, 'expiry') };
+    const values = { name: textField(body, 'name'), scopes: listField(body, 'scopes'), ...expiryValues(body) };
     const now = clock.now();
     if (!(await firstSubmission(store, session, nonce, now))) return reply.redirect(withNotice(paths.overview, 'already_submitted'), 303);
     try {
@@ -31,7 +32,7 @@ export function registerCreateKey(app: SettingsApp, context: SettingsContext): v
         accountId: session.accountId,
         name: values.name,
         scopes: values.scopes,
-        expiresAt: values.expiry,
+        expiresAt: expiryAsk(values, 'create'),
         now,
         keyPrefix: config.keyPrefix,
         actor: ownerActor(session, request),
@@ -49,7 +50,7 @@ export function registerCreateKey(app: SettingsApp, context: SettingsContext): v
       }
       const blocked = await keyCreationRefusal(store, session.accountId);
       const shell = await shellFor(context, request, reply, 'create');
-      return sendPage(reply, 422, CreateKeyPage({ shell, blocked, values, errors, nonce: newNonce() }));
+      return sendPage(reply, 422, CreateKeyPage({ shell, now, blocked, values, errors, nonce: newNonce() }));
     }
   });
 }

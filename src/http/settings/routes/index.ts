@@ -3,6 +3,7 @@ import type { SettingsApp, SettingsContext } from '../settings-context.js';
 import { registerAssets } from './assets.js';
 import { registerCreateKey } from './create-key.js';
 import { registerCreatedKey } from './created-key.js';
+import { registerHideExpiryReminder } from './hide-expiry-reminder.js';
 import { registerKeyDetails } from './key-details.js';
 import { registerNewKeyForm } from './new-key-form.js';
 import { registerNotFound } from './not-found.js';
@@ -31,6 +32,7 @@ export async function registerSettingsRoutes(app: SettingsApp, context: Settings
   registerRollKey(app, context); //        POST /settings/developer-api/keys/:id/roll
   registerRevokeKeyForm(app, context); //  GET  /settings/developer-api/keys/:id/revoke
   registerRevokeKey(app, context); //      POST /settings/developer-api/keys/:id/revoke
+  registerHideExpiryReminder(app, context); // POST /settings/developer-api/keys/:id/hide-expiry-reminder
   registerSecurityLog(app, context); //    GET  /settings/developer-api/security-log
   registerAssets(app); //                  GET  /settings/assets/:name
   registerNotFound(app); //                GET  /settings (redirect); anything else: 404

@@ -1,4 +1,4 @@
-/** GET /settings/developer-api/keys/:id/roll: the roll form (choose when the old key stops). */
+/** GET /settings/developer-api/keys/:id/roll: the roll form (choose the new key's expiry and when the old key stops). */
 import { PageError } from '../page-errors.js';
 import { keyCreationRefusal } from '../account-access.js';
 import { keyIdParam } from '../form-input.js';
@@ -8,7 +8,7 @@ import { ownedKeyView } from '../overview-data.js';
 import { sendPage } from '../render.js';
 import type { SettingsApp, SettingsContext } from '../settings-context.js';
 import { shellFor } from '../shell.js';
-import { RollKeyPage } from '../views/roll-key.js';
+import { DEFAULT_ROLL_EXPIRY, RollKeyPage } from '../views/roll-key.js';
 
 /** The stop time the form offers first: a day gives every script time to switch. */
 export const DEFAULT_STOP_OLD = '24h';
@@ -24,6 +24,6 @@ export function registerRollKeyForm(app: SettingsApp, context: SettingsContext):
     const blocked =
       view.status.status === 'retiring' ? 'This key was rolled already: roll its replacement instead.' : await keyCreationRefusal(store, session.accountId);
     const shell = await shellFor(context, request, reply, null);
-    return sendPage(reply, 200, RollKeyPage({ shell, now, keyView: view, blocked, stopOld: DEFAULT_STOP_OLD, error: null, nonce: newNonce() }));
+    return sendPage(reply, 200, RollKeyPage({ shell, now, keyView: view, blocked, stopOld: DEFAULT_STOP_OLD, expiry: DEFAULT_ROLL_EXPIRY, error: null, expiryError: null, nonce: newNonce() }));
   });
 }

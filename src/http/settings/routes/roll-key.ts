@@ -1,11 +1,13 @@
 /**
  * POST /settings/developer-api/keys/:id/roll: rolls the key through the same service as the command line,
  * keeps the new key in the one-time slot and redirects to the page that shows it once. A resubmitted form
- * makes no second key. Bad input (no stop time, a key revoked meanwhile): the form again, 422.
+ * makes no second key. Bad input (no stop time, a bad expiry, a key revoked meanwhile): the form again, 422,
+ * each message at its field.
  */
-import { InputError } from '../../../errors/input-error.js';
+import { InputError, InputErrors } from '../../../errors/input-error.js';
 import { ownedKey, rollKey } from '../../../services/keys.service.js';
 import { keyCreationRefusal } from '../account-access.js';
+import { expiryAsk, expiryValues } from '../expiry-input.js';
 import { formBody, keyIdParam, nonceField, textField } from '../form-input.js';
 import { ownerActor, requireRecentSignIn } from '../guards.js';
 import { withNotice } from '../notices.js';
@@ -25,6 +27,7 @@ export function registerRollKey(app: SettingsApp, context: SettingsContext): voi
     const body = formBody(request.body);
     const nonce = nonceField(body);
     const stopOld = textField(body, 'stopOld');
+    const expiry = expiryValues(body);
     const now = clock.now();
     // The key must be the owner's before anything is recorded (another account's id: 404, nothing changed).
     const before = await ownedKey(store, session.accountId, keyId);
@@ -34,6 +37,7 @@ export function registerRollKey(app: SettingsApp, context: SettingsContext): voi
         keyId,
         accountId: session.accountId,
         stopOld,
+        expiresAt: expiryAsk(expiry, 'roll'),
         now,
         keyPrefix: config.keyPrefix,
         actor: ownerActor(session, request),
@@ -45,9 +49,16 @@ export function registerRollKey(app: SettingsApp, context: SettingsContext): voi
       if (!(error instanceof InputError)) throw error;
       const shell = await shellFor(context, request, reply, null);
       const view = await ownedKeyView(context.deps, session.accountId, before.id, now);
-      const stopError = error.field === 'stopOld' ? error.message : null;
-      const blocked = stopError === null ? error.message : await keyCreationRefusal(store, session.accountId);
-      return sendPage(reply, 422, RollKeyPage({ shell, now, keyView: view, blocked, stopOld, error: stopError, nonce: newNonce() }));
+      const refusals = error instanceof InputErrors ? error.errors : [error];
+      const at = (field: 'stopOld' | 'expiry') => refusals.find((e) => e.field === field)?.message ?? null;
+      // A refusal of the key itself (revoked meanwhile, a lapsed plan) replaces the form.
+      const other = refusals.find((e) => e.field !== 'stopOld' && e.field !== 'expiry');
+      const blocked = other !== undefined ? other.message : await keyCreationRefusal(store, session.accountId);
+      return sendPage(
+        reply,
+        422,
+        RollKeyPage({ shell, now, keyView: view, blocked, stopOld, expiry, error: at('stopOld'), expiryError: at('expiry'), nonce: newNonce() }),
+      );
     }
   });
 }

@@ -1,8 +1,9 @@
 /** Create key: name, scopes (each with what it grants and its endpoints), expiry; errors at their fields. */
-import { DEFAULT_EXPIRY, EXPIRY_CHOICES, MAX_LIVE_KEYS, NEVER_EXPIRES_WARNING, type ExpiryChoice } from '../../../services/keys.service.js';
+import { DEFAULT_EXPIRY, MAX_LIVE_KEYS } from '../../../services/keys.service.js';
 import { endpointLabel, SCOPE_TABLE, SCOPES, UNSCOPED_ENDPOINTS } from '../../../domain/scopes.js';
 import { paths } from '../paths.js';
 import { Banner, FieldError, FormToken } from './components.js';
+import { ExpiryChoices, type ExpiryValues } from './expiry-choices.js';
 import { Layout, type SignedInShell } from './layout.js';
 
 export interface FieldErrors {
@@ -13,21 +14,12 @@ export interface FieldErrors {
   form?: string;
 }
 
-export interface CreateFormValues {
+export interface CreateFormValues extends ExpiryValues {
   name: string;
   scopes: readonly string[];
-  expiry: string;
 }
 
-export const EMPTY_CREATE_FORM: CreateFormValues = { name: '', scopes: [], expiry: DEFAULT_EXPIRY };
-
-const EXPIRY_LABELS: Record<ExpiryChoice, string> = {
-  '7d': '7 days',
-  '30d': '30 days',
-  '90d': '90 days',
-  '1y': '1 year',
-  never: 'Never',
-};
+export const EMPTY_CREATE_FORM: CreateFormValues = { name: '', scopes: [], expiry: DEFAULT_EXPIRY, expiryDate: '' };
 
 export function ScopeChoices({ selected, error, idPrefix }: { selected: readonly string[]; error: string | undefined; idPrefix: string }) {
   return (
@@ -53,6 +45,7 @@ export function ScopeChoices({ selected, error, idPrefix }: { selected: readonly
 
 export interface CreateKeyPageProps {
   shell: SignedInShell;
+  now: number;
   /** Null when the account may create a key; otherwise why not (lapsed plan). */
   blocked: string | null;
   values: CreateFormValues;
@@ -60,7 +53,7 @@ export interface CreateKeyPageProps {
   nonce: string;
 }
 
-export function CreateKeyPage({ shell, blocked, values, errors, nonce }: CreateKeyPageProps) {
+export function CreateKeyPage({ shell, now, blocked, values, errors, nonce }: CreateKeyPageProps) {
   return (
     <Layout title="Create key" shell={shell}>
       <h1>Create key</h1>
@@ -97,20 +90,8 @@ export function CreateKeyPage({ shell, blocked, values, errors, nonce }: CreateK
             <FieldError id="name-error" message={errors.name} />
           </div>
           <ScopeChoices selected={values.scopes} error={errors.scopes} idPrefix="scope" />
-          <div>
-            <label for="expiry">Expires after</label>
-            <select id="expiry" name="expiry" aria-describedby={errors.expiry ? 'expiry-hint expiry-error' : 'expiry-hint'}>
-              {EXPIRY_CHOICES.map((choice) => (
-                <option value={choice} selected={values.expiry === choice}>
-                  {EXPIRY_LABELS[choice]}
-                </option>
-              ))}
-            </select>
-            <p class="hint" id="expiry-hint">
-              {NEVER_EXPIRES_WARNING} At most {MAX_LIVE_KEYS} working keys per account.
-            </p>
-            <FieldError id="expiry-error" message={errors.expiry} />
-          </div>
+          <ExpiryChoices now={now} values={values} error={errors.expiry} />
+          <p class="hint">At most {MAX_LIVE_KEYS} working keys per account.</p>
           <div class="actions">
             <button type="submit">Create key</button>
             <a href={paths.overview}>Cancel</a>

@@ -1,9 +1,8 @@
 /** Overview (/settings/developer-api): access, this month, burst, 30 days of requests, the keys. */
 import type { PlanLimits } from '../../../domain/scopes.js';
-import { EXPIRES_SOON_MS } from '../../../keys/key-status.js';
 import { paths } from '../paths.js';
 import { BarChart } from './bar-chart.js';
-import { Banner, Time } from './components.js';
+import { Banner, FormToken, Time } from './components.js';
 import { formatCount, percent } from './format.js';
 import { KeyItem, type KeyView } from './key-summary.js';
 import { Layout, type SignedInShell } from './layout.js';
@@ -20,6 +19,8 @@ export interface OverviewData {
   days: readonly string[];
   counted: readonly number[];
   keys: readonly KeyView[];
+  /** Keys whose expiry reminder the owner hid until the next UTC day. */
+  hiddenReminders: readonly number[];
 }
 
 const PLAN_NAMES: Record<string, string> = { enthusiast: 'Enthusiast', addon: 'Developer API add-on', none: 'No plan' };
@@ -67,28 +68,44 @@ function MonthCard({ data }: { data: OverviewData }) {
   );
 }
 
+/** The keys that expire within 7 days, each with a form hiding its reminder until the next UTC day. */
+function ExpiryBanner({ keys, now, formToken }: { keys: readonly KeyView[]; now: number; formToken: string }) {
+  const one = keys.length === 1;
+  return (
+    <Banner tone="warning">
+      <p>
+        {one ? 'A key expires' : `${keys.length} keys expire`} within 7 days: roll {one ? 'it' : 'them'} to get a replacement before
+        scripts start failing.
+      </p>
+      <ul class="reminders">
+        {keys.map((k) => (
+          <li>
+            <span>
+              <a href={paths.key(k.id)}>{k.name}</a> expires <Time at={k.expiresAt ?? ''} now={now} exact />
+            </span>
+            <form method="post" action={paths.hideExpiryReminder(k.id)}>
+              <FormToken token={formToken} />
+              <button type="submit" class="button-secondary button-small">
+                Hide until tomorrow<span class="visually-hidden"> the reminder for {k.name}</span>
+              </button>
+            </form>
+          </li>
+        ))}
+      </ul>
+    </Banner>
+  );
+}
+
 export function OverviewPage({ shell, data, notice }: { shell: SignedInShell; data: OverviewData; notice: string | null }) {
   const active = accessActive(data);
   const working = data.keys.filter((k) => k.status.status !== 'expired' && k.status.status !== 'revoked');
   const ended = data.keys.filter((k) => k.status.status === 'expired' || k.status.status === 'revoked');
-  const expiringSoon = working.filter((k) => k.expiresAt !== null && Date.parse(k.expiresAt) - data.now <= EXPIRES_SOON_MS);
+  // Live keys that expire within 7 days (a rolled key on its way out has its replacement already).
+  const expiringSoon = working.filter((k) => k.status.status === 'expires_soon' && !data.hiddenReminders.includes(k.id));
   return (
     <Layout title="Developer API" shell={shell} notice={notice}>
       <h1>Developer API</h1>
-      {expiringSoon.length > 0 ? (
-        <Banner tone="warning">
-          <p>
-            {expiringSoon.length === 1 ? 'A key expires' : `${expiringSoon.length} keys expire`} within 7 days:{' '}
-            {expiringSoon.map((k, i) => (
-              <>
-                {i > 0 ? ', ' : ''}
-                <a href={paths.key(k.id)}>{k.name}</a>
-              </>
-            ))}
-            . Roll {expiringSoon.length === 1 ? 'it' : 'them'} to get a replacement before scripts start failing.
-          </p>
-        </Banner>
-      ) : null}
+      {expiringSoon.length > 0 ? <ExpiryBanner keys={expiringSoon} now={data.now} formToken={shell.formToken} /> : null}
       <div class="grid grid-3">
         <section class="card" aria-labelledby="access-heading">
           <h2 id="access-heading">Access</h2>

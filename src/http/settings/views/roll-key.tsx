@@ -1,7 +1,11 @@
-/** Roll: a new key with the same name, scopes and expiry rule; the owner chooses when the old one stops. */
-import { STOP_OLD_CHOICES, type StopOld } from '../../../services/keys.service.js';
+/**
+ * Roll: a new key with the same name and scopes; the owner chooses its expiry (the old key's lifetime, or as
+ * at create) and when the old one stops.
+ */
+import { sameLifetime, STOP_OLD_CHOICES, type StopOld } from '../../../services/keys.service.js';
 import { paths } from '../paths.js';
 import { Banner, FieldError, FormToken, Time } from './components.js';
+import { ExpiryChoices, EXPIRY_SAME, type ExpiryValues } from './expiry-choices.js';
 import type { KeyView } from './key-summary.js';
 import { Layout, type SignedInShell } from './layout.js';
 
@@ -12,13 +16,18 @@ const STOP_LABELS: Record<StopOld, string> = {
   '7d': 'In 7 days',
 };
 
+/** What the roll form offers first: the old key's lifetime, as a roll did before it offered a choice. */
+export const DEFAULT_ROLL_EXPIRY: ExpiryValues = { expiry: EXPIRY_SAME, expiryDate: '' };
+
 export function RollKeyPage({
   shell,
   now,
   keyView,
   blocked,
   stopOld,
+  expiry,
   error,
+  expiryError,
   nonce,
 }: {
   shell: SignedInShell;
@@ -26,7 +35,9 @@ export function RollKeyPage({
   keyView: KeyView;
   blocked: string | null;
   stopOld: string;
+  expiry: ExpiryValues;
   error: string | null;
+  expiryError: string | null;
   nonce: string;
 }) {
   return (
@@ -36,10 +47,9 @@ export function RollKeyPage({
       </p>
       <h1>Roll key {keyView.name}</h1>
       <p>
-        Rolling makes a new key with the same name, scopes and lifetime
-        {keyView.expiresAt === null ? ' (it never expires)' : ''}, shows it once, and stops the old key (
-        <span class="mono">{keyView.hint}</span>) when you choose. Until then both work, so you can switch your scripts without a
-        gap.
+        Rolling makes a new key with the same name and scopes, expiring when you choose (
+        {keyView.expiresAt === null ? 'by default never, as the old key' : 'by default after the same lifetime as the old key'}), shows
+        it once, and stops the old key (<span class="mono">{keyView.hint}</span>) when you choose. Until then both work, so you can switch your scripts without a gap.
       </p>
       {blocked !== null ? (
         <Banner tone="danger">
@@ -59,6 +69,7 @@ export function RollKeyPage({
             ))}
             <FieldError id="stop-error" message={error} />
           </fieldset>
+          <ExpiryChoices now={now} values={expiry} error={expiryError} same={{ expiresAt: sameLifetime(keyView, now) }} />
           <p class="small muted">
             Last used: {keyView.lastUsedAt === null ? 'never' : <Time at={keyView.lastUsedAt} now={now} />}.
           </p>
