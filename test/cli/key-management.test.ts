@@ -47,6 +47,7 @@ interface ListedKey {
   id: number;
   name: string;
   scopes: string[];
+  expiresAt: string | null;
   status: { status: string; at: string | null };
 }
 
@@ -62,7 +63,7 @@ describe('keys roll', () => {
       key: string;
       old: { id: number; stopsAt: string };
     };
-    assert.deepEqual(Object.keys(out).sort(), ['id', 'key', 'old']);
+    assert.deepEqual(Object.keys(out).sort(), ['expiresAt', 'id', 'key', 'old']);
     assertKeyForm(out.key, 'shelf');
     assert.equal(out.old.id, old.id);
     const stopsIn = Date.parse(out.old.stopsAt) - Date.now();
@@ -88,6 +89,22 @@ describe('keys roll', () => {
     assert.match(result.stdout, /stopped working now/);
     assert.equal((await api.get(`${V1}/me`, old.key)).statusCode, 401);
     assert.equal((await api.get(`${V1}/me`, newKey)).statusCode, 200);
+  });
+
+  it('--expires-at sets the new key\'s expiry (a plain date is the end of that day, UTC; never warns); a bad one is refused with nothing made', async () => {
+    const old = await createKey('roll with a date');
+    const day = new Date(Date.now() + 200 * 86_400_000).toISOString().slice(0, 10);
+    const dated = parseJsonOutput(await runCli(['keys', 'roll', String(old.id), '--stop-old', '1h', '--expires-at', day, '--json'], env)) as { id: number; expiresAt: string | null };
+    assert.equal(dated.expiresAt, `${day}T23:59:59.999Z`);
+    assert.equal((await listed()).find((k) => k.id === dated.id)?.expiresAt, `${day}T23:59:59.999Z`);
+    const never = await runCli(['keys', 'roll', String(dated.id), '--expires-at', 'never'], env);
+    assert.equal(never.code, 0, never.stderr);
+    assert.match(never.stdout, /never expires/);
+    assert.match(never.stderr, /^shelfapi: warning: the new key never expires/);
+    const before = await tableCounts(store);
+    assertRefused(await runCli(['keys', 'roll', String(old.id), '--expires-at', '2099-01-31'], env), /at most a year away|a year/);
+    assertRefused(await runCli(['keys', 'roll', String(old.id), '--expires-at', 'soon'], env), /Expiry must be one of/);
+    assert.deepEqual(await tableCounts(store), before, 'nothing written');
   });
 
   it('refuses an unknown stop choice, a missing key, a revoked key: one line, nothing written', async () => {
