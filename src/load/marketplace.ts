@@ -46,7 +46,12 @@ async function ownedItemRow(
   const columns = columnsFor(ctx, section, row, where);
   await place.items.require(row.masterItemId as number, where);
   columns.id = await place.ids.takeNew(row.id, where);
-  place.owners.set(columns.id, columns.account_id as number);
+  return columns;
+}
+
+/** Marks the row as the file's (later rows may name it): only once every check of it has passed. */
+function owned(place: { owners: Owners }, columns: Row): Row {
+  place.owners.set(columns.id as number, columns.account_id as number);
   return columns;
 }
 
@@ -54,7 +59,9 @@ export async function loadMarketplace(ctx: LoadContext, items: CatalogueIds): Pr
   const { trx } = ctx;
 
   const collection = { items, ids: await openIds(ctx, 'collection', 'collection_items'), owners: new Owners(ctx, 'collection_items') };
-  await rowByRow(ctx, 'collection', 'collection_items', (row, _n, where) => ownedItemRow(ctx, 'collection', collection, row, where));
+  await rowByRow(ctx, 'collection', 'collection_items', async (row, _n, where) =>
+    owned(collection, await ownedItemRow(ctx, 'collection', collection, row, where)),
+  );
 
   const listings = { items, ids: await openIds(ctx, 'listings', 'listings'), owners: new Owners(ctx, 'listings') };
   const tokens = new Set<string>();
@@ -62,22 +69,22 @@ export async function loadMarketplace(ctx: LoadContext, items: CatalogueIds): Pr
     const columns = await ownedItemRow(ctx, 'listings', listings, row, where);
     const token = (row.publicToken as string | undefined) ?? `pub_${randomBytes(12).toString('base64url')}`;
     const tokenTaken = tokens.has(token) || (await trx.selectFrom('listings').select('id').where('public_token', '=', token).executeTakeFirst()) !== undefined;
-    if (tokenTaken) throw new DatasetError(`${where}: publicToken ${token} is already used`);
+    if (tokenTaken) throw new DatasetError(`${where}: publicToken ${token} is already used`, { field: 'publicToken', value: token });
     tokens.add(token);
-    return { ...columns, public_token: token };
+    return owned(listings, { ...columns, public_token: token });
   });
 
   const offers = await openIds(ctx, 'offers', 'offers');
   await rowByRow(ctx, 'offers', 'offers', async (row, _n, where) => {
     const columns = columnsFor(ctx, 'offers', row, where);
     const seller = await listings.owners.of(row.listingId as number);
-    if (seller === undefined) throw new DatasetError(`${where}: listingId ${String(row.listingId)} does not exist`);
-    if (seller === columns.account_id) throw new DatasetError(`${where}: an account cannot make an offer on its own listing`);
+    if (seller === undefined) throw new DatasetError(`${where}: listingId ${String(row.listingId)} does not exist`, { field: 'listingId', value: row.listingId });
+    if (seller === columns.account_id) throw new DatasetError(`${where}: an account cannot make an offer on its own listing`, { field: 'listingId', value: row.listingId });
     const tradeItemId = columns.trade_item_id as number | null;
     if (tradeItemId !== null) {
       const owner = await collection.owners.of(tradeItemId);
-      if (owner === undefined) throw new DatasetError(`${where}: tradeItemId ${tradeItemId} does not exist`);
-      if (owner !== columns.account_id) throw new DatasetError(`${where}: tradeItemId ${tradeItemId} is not a collection item of the offerer`);
+      if (owner === undefined) throw new DatasetError(`${where}: tradeItemId ${tradeItemId} does not exist`, { field: 'tradeItemId', value: tradeItemId });
+      if (owner !== columns.account_id) throw new DatasetError(`${where}: tradeItemId ${tradeItemId} is not a collection item of the offerer`, { field: 'tradeItemId', value: tradeItemId });
     }
     return { ...columns, id: await offers.takeNew(row.id, where) };
   });
@@ -86,10 +93,10 @@ export async function loadMarketplace(ctx: LoadContext, items: CatalogueIds): Pr
   await rowByRow(ctx, 'transactions', 'transactions', async (row, _n, where) => {
     const columns = columnsFor(ctx, 'transactions', row, where);
     const seller = columns.seller_account_id;
-    if (columns.buyer_account_id === seller) throw new DatasetError(`${where}: buyer and seller must be different accounts`);
+    if (columns.buyer_account_id === seller) throw new DatasetError(`${where}: buyer and seller must be different accounts`, { field: 'seller', value: row.seller });
     const listingSeller = await listings.owners.of(row.listingId as number);
-    if (listingSeller === undefined) throw new DatasetError(`${where}: listingId ${String(row.listingId)} does not exist`);
-    if (listingSeller !== seller) throw new DatasetError(`${where}: listing ${String(row.listingId)} is not the seller's`);
+    if (listingSeller === undefined) throw new DatasetError(`${where}: listingId ${String(row.listingId)} does not exist`, { field: 'listingId', value: row.listingId });
+    if (listingSeller !== seller) throw new DatasetError(`${where}: listing ${String(row.listingId)} is not the seller's`, { field: 'listingId', value: row.listingId });
     return { ...columns, id: await transactions.takeNew(row.id, where) };
   });
 }
