@@ -8,7 +8,7 @@ import { catalogueBulk, refreshCurrentPrices, setAsideCatalogueKeys, type Row } 
 import { DatasetError } from './dataset-error.js';
 import { declaredIds, IdSpace } from './id-space.js';
 import type { Obj } from './dataset-rows.js';
-import { columnsFor, loadSection, refuseRow, type LoadContext } from './load-context.js';
+import { columnsFor, loadSection, missingRow, refuseRow, type LoadContext } from './load-context.js';
 import { sectionFraction } from './progress.js';
 
 const BATCH = 5000;
@@ -127,7 +127,7 @@ export async function loadCatalogue(ctx: LoadContext): Promise<CatalogueIds> {
     startedEmpty: catalogue.startedEmpty(),
     async require(masterItemId, where) {
       if (!(await existing([masterItemId])).has(masterItemId)) {
-        throw new DatasetError(`${where}: masterItemId ${masterItemId} is not in the catalogue`, { field: 'masterItemId', value: masterItemId });
+        throw missingRow(ctx.input, where, 'masterItemId', masterItemId, { section: 'catalogue', key: 'masterItemId' }, 'is not in the catalogue');
       }
     },
   };

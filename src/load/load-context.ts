@@ -50,11 +50,30 @@ function rowsOf(section: string, value: unknown): Iterable<unknown> {
   throw new DatasetError(`${section}: must be a list`);
 }
 
+/**
+ * The number of the row of `section` whose `key` is `value`, when the input has one: a reference to a row
+ * that was refused then says so, rather than that no such row exists. Only asked for a reference found
+ * missing, and only of a section given as a list (the small sections: a walk of the list each time).
+ */
+export function rowOfFile(input: DatasetInput, section: DatasetSection, key: string, value: unknown): number | null {
+  const rows = input[section];
+  if (!Array.isArray(rows)) return null;
+  const index = rows.findIndex((row: unknown) => typeof row === 'object' && row !== null && (row as Obj)[key] === value);
+  return index < 0 ? null : index + 1;
+}
+
+/** Refuses row `where` for its `field`, which names `value`, a row that does not exist: or one of the file that was refused. */
+export function missingRow(input: DatasetInput, where: string, field: string, value: unknown, target: { section: DatasetSection; key: string }, missing: string): DatasetError {
+  const n = rowOfFile(input, target.section, target.key, value);
+  const why = n === null ? missing : `is ${target.section} row ${n} of this file, which is refused`;
+  return new DatasetError(`${where}: ${field} ${typeof value === 'string' ? `'${value}'` : String(value)} ${why}`, { field, value });
+}
+
 /** The ctx.accountIdOf of a load: the ids of the accounts of this file so far, by ref. */
-export function accountRefs(accountIds: Map<string, number>): (where: string, field: string, ref: unknown) => number {
+export function accountRefs(input: DatasetInput, accountIds: Map<string, number>): (where: string, field: string, ref: unknown) => number {
   return (where, field, ref) => {
     const found = accountIds.get(ref as string);
-    if (found === undefined) throw new DatasetError(`${where}: ${field} '${String(ref)}' is not an account of this file`, { field, value: ref });
+    if (found === undefined) throw missingRow(input, where, field, ref, { section: 'accounts', key: 'ref' }, 'is not an account of this file');
     return found;
   };
 }

@@ -69,7 +69,7 @@ export async function loadDataset(store: Store, input: DatasetInput, options: Lo
         bulk: bulkInserter(store, trx),
         out: { accounts: {}, keys: {}, counts: {} },
         accountIds,
-        accountIdOf: accountRefs(accountIds),
+        accountIdOf: accountRefs(input, accountIds),
         bad: new BadRows(SECTION_NAMES),
       };
       await loadAccounts(ctx);

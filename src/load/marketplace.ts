@@ -10,7 +10,7 @@ import type { CatalogueIds } from './catalogue-and-prices.js';
 import { DatasetError } from './dataset-error.js';
 import type { Obj } from './dataset-rows.js';
 import { declaredIds, IdSpace, type IdTable } from './id-space.js';
-import { columnsFor, rowByRow, type LoadContext } from './load-context.js';
+import { columnsFor, missingRow, rowByRow, type LoadContext } from './load-context.js';
 
 /** Rows of one table that belong to an account: which account owns each, from the file or the store. */
 class Owners {
@@ -32,6 +32,9 @@ class Owners {
     return row?.account_id;
   }
 }
+
+const LISTING = { section: 'listings', key: 'id' } as const;
+const COLLECTION_ITEM = { section: 'collection', key: 'id' } as const;
 
 const openIds = (ctx: LoadContext, section: DatasetSection, table: IdTable) => IdSpace.open(ctx.trx, table, 'id', declaredIds(ctx.input[section], 'id'));
 
@@ -78,12 +81,12 @@ export async function loadMarketplace(ctx: LoadContext, items: CatalogueIds): Pr
   await rowByRow(ctx, 'offers', 'offers', async (row, _n, where) => {
     const columns = columnsFor(ctx, 'offers', row, where);
     const seller = await listings.owners.of(row.listingId as number);
-    if (seller === undefined) throw new DatasetError(`${where}: listingId ${String(row.listingId)} does not exist`, { field: 'listingId', value: row.listingId });
+    if (seller === undefined) throw missingRow(ctx.input, where, 'listingId', row.listingId, LISTING, 'does not exist');
     if (seller === columns.account_id) throw new DatasetError(`${where}: an account cannot make an offer on its own listing`, { field: 'listingId', value: row.listingId });
     const tradeItemId = columns.trade_item_id as number | null;
     if (tradeItemId !== null) {
       const owner = await collection.owners.of(tradeItemId);
-      if (owner === undefined) throw new DatasetError(`${where}: tradeItemId ${tradeItemId} does not exist`, { field: 'tradeItemId', value: tradeItemId });
+      if (owner === undefined) throw missingRow(ctx.input, where, 'tradeItemId', tradeItemId, COLLECTION_ITEM, 'does not exist');
       if (owner !== columns.account_id) throw new DatasetError(`${where}: tradeItemId ${tradeItemId} is not a collection item of the offerer`, { field: 'tradeItemId', value: tradeItemId });
     }
     return { ...columns, id: await offers.takeNew(row.id, where) };
@@ -95,7 +98,7 @@ export async function loadMarketplace(ctx: LoadContext, items: CatalogueIds): Pr
     const seller = columns.seller_account_id;
     if (columns.buyer_account_id === seller) throw new DatasetError(`${where}: buyer and seller must be different accounts`, { field: 'seller', value: row.seller });
     const listingSeller = await listings.owners.of(row.listingId as number);
-    if (listingSeller === undefined) throw new DatasetError(`${where}: listingId ${String(row.listingId)} does not exist`, { field: 'listingId', value: row.listingId });
+    if (listingSeller === undefined) throw missingRow(ctx.input, where, 'listingId', row.listingId, LISTING, 'does not exist');
     if (listingSeller !== seller) throw new DatasetError(`${where}: listing ${String(row.listingId)} is not the seller's`, { field: 'listingId', value: row.listingId });
     return { ...columns, id: await transactions.takeNew(row.id, where) };
   });
