@@ -5,6 +5,7 @@ import { createMeter } from '../metering/create-meter.js';
 import type { Meter } from '../metering/meter.js';
 import { migrateToLatest, openStore, type Store } from '../store/database.js';
 import { InputError } from '../errors/input-error.js';
+import { BadRowsError, badRowsJson, badRowsSummary } from '../errors/bad-rows.js';
 
 export interface CommandContext {
   config: Readonly<Config>;
@@ -48,4 +49,19 @@ export function positiveInt(name: string, raw: string): number {
     throw new InputError(`${name} must be a whole number >= 1, got ${JSON.stringify(raw)}`);
   }
   return Number(raw);
+}
+
+/**
+ * Runs a command that reads a file whole (`load`, `import prices`). With --json a file refused for its bad
+ * rows prints them on stdout as one JSON document ({ "errors": [...], "more": N }) and the command fails
+ * with one line on stderr; without it every bad row is a line on stderr (main.ts).
+ */
+export async function refusingRows<T>(json: boolean, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!json || !(error instanceof BadRowsError)) throw error;
+    printJson(badRowsJson(error));
+    throw new InputError(`${badRowsSummary(error)} (listed on standard output)`);
+  }
 }

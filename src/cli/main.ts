@@ -1,10 +1,12 @@
 /**
  * The operator command line `shelfapi`. Every command has --help; data commands take --json and then print
  * one JSON document on stdout and nothing else there. On failure: a one-line reason on stderr and a
- * non-zero exit status (1 for a refused action, 2 for a usage error).
+ * non-zero exit status (1 for a refused action, 2 for a usage error). A file refused for its bad rows
+ * (`load`, `import prices`) gets a line for each of them too, or with --json a document listing them.
  */
 import { Command, CommanderError } from 'commander';
 import { InputError, NotFoundError } from '../errors/input-error.js';
+import { BadRowsError, badRowsSummary } from '../errors/bad-rows.js';
 import { ConfigError } from '../config.js';
 import { DatasetError } from '../load/load-dataset.js';
 import { accountsCreateCommand } from './commands/accounts/create.js';
@@ -86,6 +88,12 @@ export async function main(argv: string[]): Promise<number> {
       // 'commander.help' with a non-zero exitCode is a missing subcommand (`shelfapi keys`): commander
       // printed the usage on stderr, and it is a usage error, not a success, so it must not exit 0.
       return error.exitCode === 0 ? 0 : 2;
+    }
+    if (error instanceof BadRowsError) {
+      // One line per bad row (each a `shelfapi: ` line, as any refusal), after one saying what happened.
+      process.stderr.write(`shelfapi: ${badRowsSummary(error)}\n`);
+      for (const line of error.message.split('\n')) process.stderr.write(`shelfapi: ${line}\n`);
+      return 1;
     }
     if (error instanceof InputError || error instanceof NotFoundError || error instanceof DatasetError || error instanceof ConfigError) {
       process.stderr.write(`shelfapi: ${error.message}\n`);

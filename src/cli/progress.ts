@@ -9,7 +9,7 @@
  * more often than every 5 seconds (a short section stays two lines), and one a minute whatever the
  * progress, so a slow section still shows it is alive. Those lines are held back for the first 2 seconds
  * and dropped if the work fails within them: a quick failure is a refusal (a bad row, a file that is not
- * CSV), and a refused command prints its one reason line and nothing else, like every other command.
+ * CSV), and a refused command prints its refusal and nothing else, like every other command.
  */
 import type { ProgressSink } from '../load/progress.js';
 

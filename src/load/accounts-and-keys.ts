@@ -18,7 +18,7 @@ export async function loadAccounts(ctx: LoadContext): Promise<void> {
     'accounts',
     async (row, _n, where) => {
       const ref = row.ref as string;
-      if (ctx.accountIds.has(ref)) throw new DatasetError(`${where}: ref '${ref}' appears twice`);
+      if (ctx.accountIds.has(ref)) throw new DatasetError(`${where}: ref '${ref}' appears twice`, { field: 'ref', value: ref });
       const account = {
         email: row.email as string,
         plan: row.plan as string,
@@ -41,7 +41,7 @@ export async function loadKeys(ctx: LoadContext): Promise<void> {
     'keys',
     async (row, _n, where) => {
       const ref = row.ref as string;
-      if (refs.has(ref)) throw new DatasetError(`${where}: ref '${ref}' appears twice`);
+      if (refs.has(ref)) throw new DatasetError(`${where}: ref '${ref}' appears twice`, { field: 'ref', value: ref });
       refs.add(ref);
       const accountId = ctx.accountIdOf(where, 'account', row.account);
       const expiresAt = row.expiresAt == null ? null : canonicalTimestamp(row.expiresAt as string);

@@ -8,30 +8,48 @@ import { catalogueBulk, refreshCurrentPrices, setAsideCatalogueKeys, type Row } 
 import { DatasetError } from './dataset-error.js';
 import { declaredIds, IdSpace } from './id-space.js';
 import type { Obj } from './dataset-rows.js';
-import { columnsFor, loadSection, type LoadContext } from './load-context.js';
+import { columnsFor, loadSection, missingRow, refuseRow, type LoadContext } from './load-context.js';
 import { sectionFraction } from './progress.js';
 
 const BATCH = 5000;
 const YIELD_EVERY = 500;
 
-/** Rows gathered for one write, and the number of the first, to name a row the write's checks refuse. */
+/** Rows gathered for one write, with their numbers, to name a row the write's checks refuse. */
 class Batch {
   private rows: Row[] = [];
-  private firstRow = 1;
-  constructor(private readonly write: (rows: Row[], firstRow: number) => Promise<void>) {}
+  private numbers: number[] = [];
+  constructor(private readonly write: (rows: Row[], numbers: number[]) => Promise<void>) {}
 
   async add(row: Row, n: number): Promise<void> {
     this.rows.push(row);
-    if (this.rows.length >= BATCH) await this.flush(n);
+    this.numbers.push(n);
+    if (this.rows.length >= BATCH) await this.flush();
   }
 
-  /** Writes what is gathered; `n` is the number of the last row read. */
-  async flush(n: number): Promise<void> {
+  /** Writes what is gathered. */
+  async flush(): Promise<void> {
     if (this.rows.length === 0) return;
-    await this.write(this.rows, this.firstRow);
+    const [rows, numbers] = [this.rows, this.numbers];
     this.rows = [];
-    this.firstRow = n + 1;
+    this.numbers = [];
+    await this.write(rows, numbers);
   }
+}
+
+/**
+ * The rows of a batch that pass `refusal` (a check against the store, run for the whole batch before it is
+ * written): each one it refuses is recorded in ctx.bad, named by its number, and left out of the write, so
+ * no row written can break a constraint of the store (on PostgreSQL that would end the transaction, and
+ * with it the checks of every row after).
+ */
+function passing(ctx: LoadContext, section: 'catalogue' | 'prices', rows: Row[], numbers: number[], refusal: (row: Row) => DatasetError | null): Row[] {
+  const good: Row[] = [];
+  rows.forEach((row, i) => {
+    const error = refusal(row);
+    if (error === null) good.push(row);
+    else refuseRow(ctx, section, numbers[i] as number, error);
+  });
+  return good;
 }
 
 /**
@@ -41,13 +59,13 @@ class Batch {
 async function inBatches(
   ctx: LoadContext,
   section: 'catalogue' | 'prices',
-  write: (rows: Row[], firstRow: number) => Promise<void>,
+  write: (rows: Row[], numbers: number[]) => Promise<void>,
   complete: (columns: Row, row: Obj, where: string) => void,
 ): Promise<void> {
   const fraction = sectionFraction(ctx.input[section]);
-  const batch = new Batch(async (rows, firstRow) => {
-    await write(rows, firstRow);
-    ctx.progress.update(firstRow + rows.length - 1, fraction?.());
+  const batch = new Batch(async (rows, numbers) => {
+    await write(rows, numbers);
+    ctx.progress.update(numbers[numbers.length - 1] as number, fraction?.());
   });
   const visit = async (row: Obj, n: number, where: string) => {
     const columns = columnsFor(ctx, section, row, where);
@@ -58,8 +76,8 @@ async function inBatches(
   };
   await loadSection(ctx, section, visit, {
     perRow: false,
-    afterRows: async (n) => {
-      await batch.flush(n);
+    afterRows: async () => {
+      await batch.flush();
       await ctx.bulk.flush();
     },
   });
@@ -79,19 +97,22 @@ export interface CatalogueIds {
 
 export async function loadCatalogue(ctx: LoadContext): Promise<CatalogueIds> {
   const { store, trx, bulk, progress, input } = ctx;
-  const items = await IdSpace.open(trx, 'catalogue_items', 'master_item_id', declaredIds(input.catalogue, 'masterItemId'));
+  const items = await IdSpace.open(trx, 'catalogue_items', 'master_item_id', declaredIds(input.catalogue, 'masterItemId'), 'masterItemId');
   const existing = async (ids: number[]): Promise<Set<number>> => {
     const fromStore = await items.conflictsWithStore(ids.filter((i) => !items.hasInFile(i)));
     return new Set(ids.filter((i) => items.hasInFile(i) || fromStore.has(i)));
   };
   const catalogue = catalogueBulk(store, bulk, trx);
-  const write = async (rows: Row[], firstRow: number) => {
+  /** Ids this file gives that the store already has: the item is the store's, not added by the file. */
+  const ofStore = new Set<number>();
+  const write = async (rows: Row[], numbers: number[]) => {
     const clash = await items.conflictsWithStore(rows.map((r) => r.master_item_id as number));
-    if (clash.size > 0) {
-      const index = rows.findIndex((r) => clash.has(r.master_item_id as number));
-      throw new DatasetError(`catalogue row ${firstRow + index}: masterItemId ${String(rows[index]?.master_item_id)} already exists in the store`);
-    }
-    await catalogue.insert(rows);
+    for (const id of clash) ofStore.add(id);
+    const good = passing(ctx, 'catalogue', rows, numbers, (r) => {
+      const id = r.master_item_id as number;
+      return clash.has(id) ? new DatasetError(`masterItemId ${id} already exists in the store`, { field: 'masterItemId', value: id }) : null;
+    });
+    await catalogue.insert(good);
   };
   await inBatches(ctx, 'catalogue', write, (columns, row, where) => {
     columns.master_item_id = items.take(row.masterItemId, where);
@@ -102,11 +123,11 @@ export async function loadCatalogue(ctx: LoadContext): Promise<CatalogueIds> {
   await catalogue.finish(progress);
   return {
     existing,
-    addedByFile: (masterItemId) => items.hasInFile(masterItemId),
+    addedByFile: (masterItemId) => items.hasInFile(masterItemId) && !ofStore.has(masterItemId),
     startedEmpty: catalogue.startedEmpty(),
     async require(masterItemId, where) {
       if (!(await existing([masterItemId])).has(masterItemId)) {
-        throw new DatasetError(`${where}: masterItemId ${masterItemId} is not in the catalogue`);
+        throw missingRow(ctx.input, where, 'masterItemId', masterItemId, { section: 'catalogue', key: 'masterItemId' }, 'is not in the catalogue');
       }
     },
   };
@@ -142,30 +163,37 @@ export async function loadPrices(ctx: LoadContext, items: CatalogueIds): Promise
   const { trx, bulk, progress, input } = ctx;
   let seen = new RecordDates();
   let restoreKeys = null as (() => Promise<void>) | null;
-  const write = async (rows: Row[], firstRow: number) => {
+  const write = async (rows: Row[], numbers: number[]) => {
     const ids = [...new Set(rows.map((r) => r.master_item_id as number))];
     const known = await items.existing(ids);
-    const missing = rows.findIndex((r) => !known.has(r.master_item_id as number));
-    if (missing >= 0) {
-      throw new DatasetError(`prices row ${firstRow + missing}: masterItemId ${String(rows[missing]?.master_item_id)} is not in the catalogue`);
-    }
     // Items this file added have no records in the store: only the store's own items are looked up.
-    const ofStore = ids.filter((i) => !items.addedByFile(i));
+    const ofStore = ids.filter((i) => known.has(i) && !items.addedByFile(i));
+    const clash = new Set<string>();
     if (ofStore.length > 0) {
       const existing = await trx.selectFrom('price_records').select(['master_item_id', 'scrape_date']).where('master_item_id', 'in', ofStore).execute();
-      const clash = new Set(existing.map((r) => `${r.master_item_id}@${r.scrape_date}`));
-      const dup = rows.findIndex((r) => clash.has(`${String(r.master_item_id)}@${String(r.scrape_date)}`));
-      if (dup >= 0) throw new DatasetError(`prices row ${firstRow + dup}: a price record for this masterItemId and scrapeDate already exists`);
+      for (const r of existing) clash.add(`${r.master_item_id}@${r.scrape_date}`);
     }
+    const good = passing(ctx, 'prices', rows, numbers, (r) => {
+      const id = r.master_item_id as number;
+      if (!known.has(id)) return new DatasetError(`masterItemId ${id} is not in the catalogue`, { field: 'masterItemId', value: id });
+      if (clash.has(`${id}@${String(r.scrape_date)}`)) {
+        return new DatasetError(`a price record for this masterItemId and scrapeDate already exists`, { field: 'scrapeDate', value: r.scrape_date });
+      }
+      return null;
+    });
+    if (good.length === 0) return;
     if (items.startedEmpty) restoreKeys ??= await setAsideCatalogueKeys(trx, ['price_records', 'current_prices']);
-    await bulk.insert('price_records', rows);
+    await bulk.insert('price_records', good);
   };
-  await inBatches(ctx, 'prices', write, (columns, _row, where) => {
+  await inBatches(ctx, 'prices', write, (columns, row, where) => {
     if (!seen.add(columns.master_item_id as number, columns.scrape_date as string)) {
-      throw new DatasetError(`${where}: masterItemId ${String(columns.master_item_id)} has two records for ${String(columns.scrape_date)}`);
+      throw new DatasetError(`${where}: masterItemId ${String(columns.master_item_id)} has two records for ${String(columns.scrape_date)}`, {
+        field: 'scrapeDate',
+        value: row.scrapeDate,
+      });
     }
   });
-  // Every row was written (a refused one ends the load), so the items of the file's records are those priced.
+  // The items of the file's records: those priced (a refused record refuses the load, which is rolled back).
   const priced = seen.items();
   seen = new RecordDates();
   if (input.prices !== undefined) {

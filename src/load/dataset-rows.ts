@@ -42,28 +42,41 @@ const SCHEMAS = Object.fromEntries(
   Object.entries(DATASET_SECTIONS).map(([section, schema]) => [section, sectionSchema(schema)]),
 ) as Record<DatasetSection, SectionSchema>;
 
+/** What is wrong with a row: the field at fault (null for the row as a whole), its value, and why. */
+export interface RowFault {
+  field: string | null;
+  value: unknown;
+  /** A phrase naming the field ("field 'upc' must be 6 to 14 ASCII digits"). */
+  problem: string;
+}
+
 /**
  * Why `row` is not a row of `section`, as a phrase naming the field ("field 'upc' must be 6 to 14 ASCII
  * digits"), or null when it is one. Unknown fields are named first, then fields in the schema's order.
  */
 export function rowProblem(section: DatasetSection, row: unknown): string | null {
+  return rowFault(section, row)?.problem ?? null;
+}
+
+/** rowProblem, with the field at fault and its value. */
+export function rowFault(section: DatasetSection, row: unknown): RowFault | null {
   const { validator, fields } = SCHEMAS[section];
   // Compiled: the check every row of a large load goes through. The walk below only words a refusal.
   if (validator.Check(row)) return null;
-  if (typeof row !== 'object' || row === null || Array.isArray(row)) return 'must be an object';
-  for (const name of Object.keys(row)) {
+  if (typeof row !== 'object' || row === null || Array.isArray(row)) return { field: null, value: row, problem: 'must be an object' };
+  for (const [name, value] of Object.entries(row)) {
     // Own fields only: `in` finds Object.prototype members, so "__proto__" or "constructor" passed as known.
-    if (!fields.some((f) => f.name === name)) return `unknown field '${name}'`;
+    if (!fields.some((f) => f.name === name)) return { field: name, value, problem: `unknown field '${name}'` };
   }
   for (const field of fields) {
     const value = (row as Obj)[field.name];
     if (value === undefined) {
-      if (field.required) return `field '${field.name}' is required`;
+      if (field.required) return { field: field.name, value: null, problem: `field '${field.name}' is required` };
       continue;
     }
-    if (!Check(field.schema, value)) return `field '${field.name}' ${field.notes.expected}`;
+    if (!Check(field.schema, value)) return { field: field.name, value, problem: `field '${field.name}' ${field.notes.expected}` };
   }
-  return 'does not match the dataset format';
+  return { field: null, value: row, problem: 'does not match the dataset format' };
 }
 
 /** The columns columnsOf writes for `section`, in order. */

@@ -10,12 +10,14 @@ export type IdTable = 'catalogue_items' | 'collection_items' | 'listings' | 'off
 export class IdSpace {
   private readonly taken = new Set<number>();
   private constructor(
+    /** The field of a row that gives the id, named in refusals. */
+    private readonly field: string,
     private next: number,
     private readonly existsInStore: (ids: number[]) => Promise<Set<number>>,
   ) {}
 
   /** `declared`: every id the file gives for this table, so that rows without one are numbered after them. */
-  static async open(db: Kysely<Database>, table: IdTable, column: string, declared: number[]): Promise<IdSpace> {
+  static async open(db: Kysely<Database>, table: IdTable, column: string, declared: number[], field = 'id'): Promise<IdSpace> {
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- table and column are fixed strings of this module
     const anyDb = db as Kysely<any>;
     const row = (await anyDb.selectFrom(table).select((eb) => eb.fn.max(column).as('max')).executeTakeFirst()) as { max: number | null } | undefined;
@@ -27,7 +29,7 @@ export class IdSpace {
     // Ids above the store's largest when the load began are not in the store: no query for them (a load of
     // new rows, and every seed, then asks nothing). Rows this load wrote are the file's own (hasInFile).
     const storeLargest = Number(row?.max ?? 0);
-    return new IdSpace(next, async (all) => {
+    return new IdSpace(field, next, async (all) => {
       const found = new Set<number>();
       const ids = all.filter((id) => id <= storeLargest);
       for (let i = 0; i < ids.length; i += 500) {
@@ -47,7 +49,8 @@ export class IdSpace {
       return assigned;
     }
     const value = declared as number;
-    if (this.taken.has(value)) throw new DatasetError(`${where}: id ${value} appears twice in the file`);
+    const field = this.field;
+    if (this.taken.has(value)) throw new DatasetError(`${where}: id ${value} appears twice in the file`, { field, value });
     this.taken.add(value);
     return value;
   }
@@ -55,7 +58,8 @@ export class IdSpace {
   /** take(), refusing an id that a row of the store already has. */
   async takeNew(declared: unknown, where: string): Promise<number> {
     const id = this.take(declared, where);
-    if ((await this.existsInStore([id])).size > 0) throw new DatasetError(`${where}: id ${id} already exists in the store`);
+    const field = this.field;
+    if ((await this.existsInStore([id])).size > 0) throw new DatasetError(`${where}: id ${id} already exists in the store`, { field, value: id });
     return id;
   }
 

@@ -95,7 +95,34 @@ async function withPostgresClient<T>(pool: pg.Pool, work: (db: Kysely<Database>)
   }
 }
 
-export async function withWriteTransaction<T>(store: Store, work: (db: Kysely<Database>) => Promise<T>): Promise<T> {
+/** The work's result, carried out of a transaction that must not commit (a dry run). */
+class RolledBack {
+  constructor(readonly value: unknown) {}
+}
+
+/**
+ * Runs `work` in one write transaction, committed when it returns and rolled back when it throws. With
+ * `rollback` (a dry run) it is rolled back when it returns too, and its result is returned: the work runs
+ * exactly as a real one, every check of the store included, and nothing of it is kept.
+ */
+export async function withWriteTransaction<T>(
+  store: Store,
+  work: (db: Kysely<Database>) => Promise<T>,
+  options: { rollback?: boolean } = {},
+): Promise<T> {
+  if (options.rollback !== true) return inTransaction(store, work);
+  try {
+    await inTransaction(store, async (db) => {
+      throw new RolledBack(await work(db));
+    });
+  } catch (error) {
+    if (error instanceof RolledBack) return error.value as T;
+    throw error;
+  }
+  throw new Error('unreachable: a rolled-back transaction returned');
+}
+
+async function inTransaction<T>(store: Store, work: (db: Kysely<Database>) => Promise<T>): Promise<T> {
   const sqlite = store.sqlite;
   if (sqlite === null) {
     if (store.pgPool === null) return store.db.transaction().execute(work);

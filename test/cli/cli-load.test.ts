@@ -1,16 +1,19 @@
 // The operator command line: load, import prices and seed --demo, run as an operator runs them (a child
-// process per command, writing to an SQLite file), checked in the store and through the real app.
-import { before, describe, it } from 'node:test';
+// process per command, writing to an SQLite file, or to TEST_STORE's store for the refusals and dry runs),
+// checked in the store and through the real app.
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SCOPES } from '../../src/domain/scopes.js';
 import type { Store } from '../../src/store/database.js';
 import { fixture } from '../helpers/fixture.js';
+import { createTestContext, type TestContext } from '../helpers/test-app.js';
 import {
   V1,
   assertKeyForm,
   assertRefused,
+  assertRefusedRows,
   openSqliteStore,
   parseJsonOutput,
   runCli,
@@ -110,5 +113,89 @@ describe('seed --demo', () => {
     const before = await tableCounts(store);
     assertRefused(await runCli(['seed', '--demo', '--items', '200', '--json'], env), /already holds data/);
     assert.deepEqual(await tableCounts(store), before);
+  });
+});
+
+describe('load and import prices: every bad line, and --dry-run (TEST_STORE)', () => {
+  let ctx: TestContext;
+  before(async () => {
+    ctx = await createTestContext();
+  });
+  after(async () => {
+    await ctx.close();
+  });
+  const env = () => ({ DATABASE_URL: ctx.databaseUrl });
+  const version = async () => (await ctx.store.db.selectFrom('data_version').select('version').executeTakeFirstOrThrow()).version;
+  const HEADER = 'masterItemId,name,slug,platform,category,upc,loose,cib,new,boxOnly,manualOnly,scrapeDate\r\n';
+  /** What a dry run must leave as it was: every table's rows, the data version, the ETag of an item and of its price. */
+  const state = async () => ({
+    counts: await tableCounts(ctx.store),
+    version: await version(),
+    etags: [(await ctx.get(`${V1}/catalogue/1`)).headers.etag, (await ctx.get(`${V1}/prices/1`)).headers.etag],
+  });
+
+  it('load --dry-run --json of a good file: the counts, and nothing written (rows, data version, ETags)', async () => {
+    const file = join(tmp.dir, 'good-load.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        accounts: [{ ref: 'eve', email: 'eve@example.com', plan: 'addon' }],
+        keys: [{ ref: 'eve-key', account: 'eve', name: 'ci', scopes: ['catalogue:read'] }],
+        catalogue: [{ masterItemId: 101, name: 'NiGHTS', slug: 'nights', category: 'game', platform: 'Sega Saturn', status: 'PUBLISHED' }],
+        prices: [{ masterItemId: 1, upc: '045496870010', loose: 1, scrapeDate: '2026-11-20T00:00:00.000Z' }],
+      }),
+    );
+    const before = await state();
+    const out = parseJsonOutput(await runCli(['load', file, '--dry-run', '--json'], env()));
+    assert.deepEqual(out, { dryRun: true, counts: { accounts: 1, keys: 1, catalogue: 1, prices: 1, collection: 0, listings: 0, offers: 0, transactions: 0 } });
+    assert.deepEqual(await state(), before);
+  });
+
+  it('load of a file with three bad rows: a line for each, with the value refused; nothing written', async () => {
+    const file = join(tmp.dir, 'bad-load.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        accounts: [{ ref: 'eve', email: 'eve', plan: 'addon' }, { ref: 'zoe', email: 'zoe@example.com', plan: 'addon' }],
+        prices: [
+          { masterItemId: 1, upc: '045496870010', loose: 1, scrapeDate: '2026-11-20T00:00:00.000Z' },
+          { masterItemId: 424242, upc: '045496870010', loose: 1, scrapeDate: '2026-11-20T00:00:00.000Z' },
+        ],
+        collection: [{ id: 1, account: 'zoe', masterItemId: 1, condition: 'CIB', status: 'OWNED', purchasePrice: 1, acquiredAt: '2024-01-01T00:00:00.000Z', location: 'x', isFavorite: false }],
+      }),
+    );
+    const before = await state();
+    // (A dry run of a bad file reports the same: test/store/load-dataset.test.ts, in process.)
+    const lines = assertRefusedRows(await runCli(['load', file], env()), 3);
+    assert.equal(lines.length, 3);
+    assert.match(lines[0]!, /^accounts row 1: .*"eve"/);
+    assert.equal(lines[1], 'prices row 2: masterItemId 424242 is not in the catalogue');
+    assert.equal(lines[2], 'collection row 1: id 1 already exists in the store');
+    assert.deepEqual(await state(), before);
+  });
+
+  it('import prices --dry-run of a good file says what it would write; the bad lines of a bad file as JSON; nothing written', async () => {
+    const good = join(tmp.dir, 'good.csv');
+    writeFileSync(good, HEADER + '1,n,s,p,c,045496870010,99,99,99,,,2026-11-15T00:00:00.000Z\r\n2,n,s,p,c,045496870027,1,,,,,2026-11-21T00:00:00.000Z\r\n');
+    const bad = join(tmp.dir, 'bad.csv');
+    writeFileSync(bad, HEADER + '1,n,s,p,c,045496870010,abc,,,,,2026-11-15T00:00:00.000Z\r\n999999,n,s,p,c,045496870010,1,,,,,2026-11-15T00:00:00.000Z\r\n2,n,s,p,c,12,1,,,,,2026-11-15T00:00:00.000Z\r\n');
+    const before = await state();
+    const [human, refused] = await Promise.all([
+      runCli(['import', 'prices', good, '--dry-run'], env()),
+      runCli(['import', 'prices', bad, '--json'], env()),
+    ]);
+    assert.equal(human.code, 0, human.stderr);
+    assert.equal(human.stdout, 'Dry run: would insert or update 2 price records for 2 items; nothing written.\n');
+    assert.equal(refused.code, 1);
+    assert.equal(refused.stderr, 'shelfapi: 3 bad lines; nothing written (listed on standard output)\n');
+    assert.deepEqual(JSON.parse(refused.stdout), {
+      errors: [
+        { line: 2, column: 'loose', value: 'abc', message: 'loose must be a number >= 0 or empty, got "abc"' },
+        { line: 3, column: 'masterItemId', value: '999999', message: 'masterItemId "999999" is not in the catalogue' },
+        { line: 4, column: 'upc', value: '12', message: 'upc must be 6 to 14 ASCII digits, got "12"' },
+      ],
+      more: 0,
+    });
+    assert.deepEqual(await state(), before);
   });
 });

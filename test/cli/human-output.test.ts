@@ -13,7 +13,7 @@ import { fixture } from '../helpers/fixture.js';
 import {
   V1,
   apiOver,
-  assertRefused,
+  assertRefusedRows,
   openSqliteStore,
   parseJsonOutput,
   runCli,
@@ -104,7 +104,7 @@ describe('load, import prices, keys list and keys usage, as a person sees them',
     );
   });
 
-  it('a refused load off a terminal is still one reason line: progress lines are held back, then dropped', async () => {
+  it('a refused load off a terminal is only its refusal: progress lines are held back, then dropped', async () => {
     // Accounts, keys, catalogue and prices pass; the collection's third row does not.
     const file = join(tmp.dir, 'bad.json');
     const data = fixture();
@@ -114,7 +114,9 @@ describe('load, import prices, keys list and keys usage, as a person sees them',
     const other = await openSqliteStore(path);
     stores.push(other);
     const before = await tableCounts(other);
-    assertRefused(await runCli(['load', file], { DATABASE_URL: path }), /^shelfapi: collection row 3: /);
+    // Every stderr line is the refusal's (a count, then the bad row): no progress line among them.
+    const lines = assertRefusedRows(await runCli(['load', file], { DATABASE_URL: path }), 1);
+    assert.match(lines[0]!, /^collection row 3: field 'condition' .*, got "MINT"$/);
     assert.deepEqual(await tableCounts(other), before);
   });
 

@@ -54,6 +54,20 @@ export function assertRefused(result: CliResult, pattern?: RegExp): string {
   return line;
 }
 
+/**
+ * A file refused for its bad rows (`load`, `import prices` without --json): exit 1, nothing on stdout, on
+ * stderr a `shelfapi: ` line saying how many rows were bad, then one per bad row; returns those (prefix cut).
+ */
+export function assertRefusedRows(result: CliResult, total: number): string[] {
+  assert.equal(result.code, 1, `exit 1 expected; stderr: ${result.stderr}`);
+  assert.equal(result.stdout, '', 'nothing on stdout when refused');
+  const lines = result.stderr.split('\n');
+  assert.equal(lines.pop(), '', `stderr ends with a newline: ${JSON.stringify(result.stderr)}`);
+  for (const line of lines) assert.match(line, /^shelfapi: \S/);
+  assert.equal(lines[0], `shelfapi: ${total} bad ${total === 1 ? 'line' : 'lines'}; nothing written`);
+  return lines.slice(1).map((line) => line.slice('shelfapi: '.length));
+}
+
 /** A successful --json command: exit 0, nothing on stderr, stdout is exactly one JSON document. */
 export function parseJsonOutput(result: CliResult): unknown {
   assert.equal(result.code, 0, `exit 0 expected; stderr: ${result.stderr}`);

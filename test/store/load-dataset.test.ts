@@ -8,6 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Store } from '../../src/store/database.js';
 import { DatasetError, loadDataset, type DatasetInput } from '../../src/load/load-dataset.js';
+import { BadRowsError } from '../../src/errors/bad-rows.js';
 import type { ProgressSink } from '../../src/load/progress.js';
 import { generateDemo } from '../../src/demo/index.js';
 import { FIXTURE_NOW, fixture } from '../helpers/fixture.js';
@@ -102,14 +103,17 @@ function extra(): Rows {
   };
 }
 
-/** Loads `input` into `store` and expects a refusal naming `pattern`, with every table unchanged. */
-async function expectRefused(store: Store, input: unknown, pattern: RegExp): Promise<string> {
+/**
+ * Loads `input` into `store` (or checks it, `dryRun`) and expects a refusal naming `pattern`, with every
+ * table unchanged: a BadRowsError naming rows, or a DatasetError for a file that is wrong as a whole.
+ */
+async function expectRefused(store: Store, input: unknown, pattern: RegExp, dryRun = false): Promise<string> {
   const before = await tableCounts(store);
-  const error = await loadDataset(store, input as DatasetInput, LOAD).then(
+  const error = await loadDataset(store, input as DatasetInput, { ...LOAD, dryRun }).then(
     () => assert.fail('the dataset was accepted'),
     (err: unknown) => err,
   );
-  assert.ok(error instanceof DatasetError, `a DatasetError, got ${String(error)}`);
+  assert.ok(error instanceof BadRowsError || error instanceof DatasetError, `a BadRowsError or a DatasetError, got ${String(error)}`);
   assert.match(error.message, pattern);
   assert.deepEqual(await tableCounts(store), before, 'nothing of a refused dataset is written');
   return error.message;
@@ -247,6 +251,69 @@ describe('loadDataset refuses a file that breaks a rule, naming the section and 
     const current = await store.db.selectFrom('current_prices').selectAll().where('master_item_id', '=', 2).executeTakeFirstOrThrow();
     assert.equal(current.scrape_date, '2026-11-18T00:00:00.000Z', 'a newer record of a store item becomes its current price');
     assert.equal(current.loose, 16);
+  });
+});
+
+describe('loadDataset reports every bad row, with its field and value', () => {
+  let store: Store;
+  before(async () => {
+    store = await newStore();
+  });
+
+  it('three bad rows of different kinds (a value, an item not in the catalogue, an id of the store): all three, nothing written', async () => {
+    const dataset = extra();
+    dataset.catalogue![2]!.status = 'LIVE';
+    dataset.prices![2]!.masterItemId = 99999;
+    dataset.collection![0]!.id = 1;
+    await expectRefused(store, dataset, /^catalogue row 3: /);
+    const error = await loadDataset(store, dataset, LOAD).then(() => assert.fail('accepted'), (err: unknown) => err);
+    assert.ok(error instanceof BadRowsError);
+    assert.deepEqual(
+      error.rows.map((r) => [r.section, r.line, r.column, r.value]),
+      [['catalogue', 3, 'status', 'LIVE'], ['prices', 3, 'masterItemId', 99999], ['collection', 1, 'id', 1]],
+    );
+    assert.match(error.rows[0]!.message, /^field 'status' .*, got "LIVE"$/);
+    assert.deepEqual(error.message.split('\n').slice(1), ['prices row 3: masterItemId 99999 is not in the catalogue', 'collection row 1: id 1 already exists in the store']);
+    assert.equal(error.more, 0);
+  });
+
+  it('150 bad rows: the first 100 in file order, then "and 50 more bad lines"', async () => {
+    // Even rows name items not in the catalogue (found when their batch is checked against the store), odd
+    // rows a bad upc (found as the row is read): the report is in file order all the same.
+    const prices = Array.from({ length: 150 }, (_, i) =>
+      i % 2 === 0
+        ? { masterItemId: 900_000 + i, upc: '000000000017', loose: 1, scrapeDate: '2026-11-01T00:00:00.000Z' }
+        : { masterItemId: 1, upc: 'x', loose: 1, scrapeDate: '2026-11-01T00:00:00.000Z' },
+    );
+    await expectRefused(store, { prices }, /^prices row 1: masterItemId 900000 is not in the catalogue\nprices row 2: field 'upc' .*, got "x"\n/);
+    const error = await loadDataset(store, { prices }, LOAD).then(() => assert.fail('accepted'), (err: unknown) => err);
+    assert.ok(error instanceof BadRowsError);
+    assert.deepEqual(error.rows.map((r) => r.line), Array.from({ length: 100 }, (_, i) => i + 1));
+    assert.equal(error.more, 50);
+    assert.match(error.message, /\nprices row 100: [^\n]+\nand 50 more bad lines$/);
+  });
+
+  it('--dry-run of a good file: the counts it would write, and nothing written (rows, data version)', async () => {
+    const version = async () => (await store.db.selectFrom('data_version').select('version').executeTakeFirstOrThrow()).version;
+    const before = await tableCounts(store);
+    const versionBefore = await version();
+    const result = await loadDataset(store, extra(), { ...LOAD, dryRun: true });
+    assert.deepEqual(result.counts, { accounts: 2, keys: 2, catalogue: 3, prices: 3, collection: 3, listings: 2, offers: 3, transactions: 2 });
+    assert.deepEqual(await tableCounts(store), before, 'nothing written');
+    assert.equal(await version(), versionBefore, 'the data version is unchanged');
+  });
+
+  it('--dry-run of a bad file: every bad row, as a load reports them', async () => {
+    const dataset = extra();
+    dataset.listings![1]!.currency = 'usd';
+    dataset.offers![1]!.listingId = 99999;
+    // Transaction 2 sells listing 102, refused: it is named as such, not as a listing that does not exist.
+    await expectRefused(
+      store,
+      dataset,
+      /^listings row 2: field 'currency' .*, got "usd"\noffers row 2: listingId 99999 does not exist\ntransactions row 2: listingId 102 is listings row 2 of this file, which is refused$/,
+      true,
+    );
   });
 });
 
@@ -395,7 +462,7 @@ describe('loadDataset: fields the service derives', () => {
       loadDataset(store, { accounts: [{ ref: 'gil', email: 'gil@example.com', plan: 'addon' }], collection: [
         { account: 'gil', masterItemId: 1, condition: 'CIB', status: 'OWNED', purchasePrice: 1, acquiredAt: NOW_ISO, location: 'x', isFavorite: false, estimatedValue: 'lots' },
       ] }, LOAD),
-      (error: unknown) => error instanceof DatasetError && /^collection row 1: field 'estimatedValue'/.test(error.message),
+      (error: unknown) => error instanceof BadRowsError && /^collection row 1: field 'estimatedValue'/.test(error.message),
     );
   });
 });
@@ -510,15 +577,19 @@ describe('shelfapi load (command line)', () => {
     store = await newStore();
   });
 
-  it('a refused file: exit 1, one line naming the section and row, nothing written', async () => {
+  it('a refused file with --json: exit 1, the bad rows as JSON on stdout, one line on stderr, nothing written', async () => {
     const dataset = extra();
     dataset.prices![2]!.masterItemId = 424242;
     const file = join(tmp.dir, 'bad.json');
     writeFileSync(file, JSON.stringify(dataset));
     const before = await tableCounts(store);
     const result = await runCli(['load', file, '--json'], { DATABASE_URL: urlOf(store) });
-    assertRefused(result, /^shelfapi: prices row 3: masterItemId 424242 is not in the catalogue$/);
     assert.equal(result.code, 1);
+    assert.equal(result.stderr, 'shelfapi: 1 bad line; nothing written (listed on standard output)\n');
+    assert.deepEqual(JSON.parse(result.stdout), {
+      errors: [{ line: 3, section: 'prices', column: 'masterItemId', value: 424242, message: 'masterItemId 424242 is not in the catalogue' }],
+      more: 0,
+    });
     assert.deepEqual(await tableCounts(store), before);
   });
 

@@ -1,19 +1,21 @@
 // `shelfapi import prices FILE.csv` (docs/contract.md, "Operator command line"): the aggregator's CSV with the export's
 // columns, upserted by (masterItemId, scrapeDate). The latest record by scrapeDate is what /prices serves.
-// One bad line refuses the whole file, naming the line, and nothing is written: not a new row, and not a
-// changed value (price_records and current_prices are compared row by row before and after).
+// A bad line refuses the whole file, which names every bad line (the first 100, then a count) with its
+// column and the value refused, and nothing is written: not a new row, and not a changed value
+// (price_records and current_prices are compared row by row before and after). A dry run checks the same
+// way and writes nothing either.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { InputError } from '../../src/errors/input-error.js';
+import { BadRowsError } from '../../src/errors/bad-rows.js';
 import { importPrices, type ImportResult } from '../../src/services/price-import.service.js';
 import { EXPORT_COLUMNS as CSV_COLUMNS } from '../../src/store/repositories/price-export.js';
 import type { Store } from '../../src/store/database.js';
 import { loadDataset } from '../../src/load/load-dataset.js';
 import { createTestContext, V1, type TestContext } from '../helpers/test-app.js';
 import { fixture } from '../helpers/fixture.js';
-import { assertRefused, chunks, parseJsonOutput, runCli, tableCounts, tempDir } from '../helpers/cli-helpers.js';
+import { assertRefusedRows, chunks, parseJsonOutput, runCli, tableCounts, tempDir } from '../helpers/cli-helpers.js';
 
 const HEADER = `${CSV_COLUMNS.join(',')}\r\n`;
 const tmp = tempDir();
@@ -47,16 +49,17 @@ async function priceState(store: Store): Promise<unknown> {
   };
 }
 
-/** Imports `text` and expects a refusal naming `pattern`, with the prices exactly as they were. */
-async function expectRefused(store: Store, text: string, pattern: RegExp): Promise<void> {
+/** Imports `text` (or checks it, `dryRun`) and expects a refusal naming `pattern`, with the prices exactly as they were. */
+async function expectRefused(store: Store, text: string, pattern: RegExp, dryRun = false): Promise<BadRowsError> {
   const before = await priceState(store);
-  const error = await importText(store, text).then(
+  const error = await importPrices(store, chunks(text), { dryRun }).then(
     () => assert.fail('the file was accepted'),
     (err: unknown) => err,
   );
-  assert.ok(error instanceof InputError, `an InputError, got ${String(error)}`);
+  assert.ok(error instanceof BadRowsError, `a BadRowsError, got ${String(error)}`);
   assert.match(error.message, pattern);
   assert.deepEqual(await priceState(store), before, 'nothing of a refused file is written');
+  return error;
 }
 
 interface PriceData {
@@ -156,7 +159,7 @@ describe('import prices: upserts and the current price', () => {
   });
 });
 
-describe('import prices: one bad line refuses the whole file, naming the line', () => {
+describe('import prices: a bad line refuses the whole file, naming the line', () => {
   let ctx: TestContext;
   before(async () => {
     ctx = await context();
@@ -170,7 +173,7 @@ describe('import prices: one bad line refuses the whole file, naming the line', 
     ['a decimal comma', line(3, [1, 1, '"1,5"', 1, 1], '2026-11-19T00:00:00.000Z'), /^line 4: new /],
     ['a price too large for a number', line(3, [1, 1, '1e400', 1, 1], '2026-11-19T00:00:00.000Z'), /^line 4: new /],
     ['a price with spaces', line(3, [1, 1, 1, ' 2', 1], '2026-11-19T00:00:00.000Z'), /^line 4: boxOnly /],
-    ['an unknown masterItemId', line(99999, [1, 1, 1, 1, 1], '2026-11-19T00:00:00.000Z'), /^line 4: masterItemId 99999 is not in the catalogue/],
+    ['an unknown masterItemId', line(99999, [1, 1, 1, 1, 1], '2026-11-19T00:00:00.000Z'), /^line 4: masterItemId "99999" is not in the catalogue$/],
     ['a masterItemId that is not an integer', line('3.0', [1, 1, 1, 1, 1], '2026-11-19T00:00:00.000Z'), /^line 4: masterItemId/],
     ['a masterItemId of 0', line(0, [1, 1, 1, 1, 1], '2026-11-19T00:00:00.000Z'), /^line 4: masterItemId/],
     ['a date that does not exist', line(3, [1, 1, 1, 1, 1], '2026-02-29T00:00:00.000Z'), /^line 4: scrapeDate/],
@@ -185,7 +188,8 @@ describe('import prices: one bad line refuses the whole file, naming the line', 
   ];
   for (const [name, bad, pattern] of cases) {
     it(name, async () => {
-      await expectRefused(ctx.store, good + bad + line(3, [1, 1, 1, 1, 1], '2026-11-20T00:00:00.000Z', '045496870034'), pattern);
+      const error = await expectRefused(ctx.store, good + bad + line(3, [1, 1, 1, 1, 1], '2026-11-20T00:00:00.000Z', '045496870034'), pattern);
+      assert.equal(error.total, 1, `only the bad line is reported: ${error.message}`);
     });
   }
 
@@ -220,10 +224,97 @@ describe('import prices: one bad line refuses the whole file, naming the line', 
     for (let i = 0; i < 5_100; i++) text += line(1 + (i % 4), [i, i, null, 1.5, 2], new Date(start + i * 3_600_000).toISOString());
     // Header, 2 good lines, 5,100 more: the bad one is line 5,104.
     await expectRefused(ctx.store, text + line(3, [1, 'x', 1, 1, 1], '2026-11-19T00:00:00.000Z'), /^line 5104: cib /);
-    await expectRefused(ctx.store, text + line(77777, [1, 1, 1, 1, 1], '2026-11-19T00:00:00.000Z'), /^line 5104: masterItemId 77777 is not in the catalogue/);
+    await expectRefused(ctx.store, text + line(77777, [1, 1, 1, 1, 1], '2026-11-19T00:00:00.000Z'), /^line 5104: masterItemId "77777" is not in the catalogue$/);
     await expectRefused(ctx.store, text + '3,"unterminated,s\r\n', /^line 5104: /);
     // Without the bad line the same file imports.
     assert.deepEqual(await importText(ctx.store, text), { rows: 5_102, items: 4 });
+  });
+});
+
+describe('import prices: every bad line is reported, with its column and value', () => {
+  let ctx: TestContext;
+  before(async () => {
+    ctx = await context();
+  });
+
+  it('three bad lines of different kinds (a price, an item not in the catalogue, a date): all three, nothing written', async () => {
+    const text =
+      HEADER +
+      line(1, [99, 99, 99, 99, 99], '2026-11-15T00:00:00.000Z') +
+      line(2, [1, 'abc', 1, 1, 1], '2026-11-19T00:00:00.000Z', '045496870027') +
+      line(3, [1, 1, 1, 1, 1], '2026-11-19T00:00:00.000Z', '045496870034') +
+      line(424242, [1, 1, 1, 1, 1], '2026-11-19T00:00:00.000Z') +
+      line(4, [1, 1, 1, 1, 1], '19/11/2026', '010086010046');
+    const error = await expectRefused(ctx.store, text, /^line 3: /);
+    assert.deepEqual(error.rows, [
+      { line: 3, column: 'cib', value: 'abc', message: 'cib must be a number >= 0 or empty, got "abc"' },
+      { line: 5, column: 'masterItemId', value: '424242', message: 'masterItemId "424242" is not in the catalogue' },
+      { line: 6, column: 'scrapeDate', value: '19/11/2026', message: 'scrapeDate must be an ISO 8601 date-time, got "19/11/2026"' },
+    ]);
+    assert.equal(error.more, 0);
+    assert.equal(
+      error.message,
+      [
+        'line 3: cib must be a number >= 0 or empty, got "abc"',
+        'line 5: masterItemId "424242" is not in the catalogue',
+        'line 6: scrapeDate must be an ISO 8601 date-time, got "19/11/2026"',
+      ].join('\n'),
+    );
+  });
+
+  it('150 bad lines: the first 100 in file order, then "and 50 more bad lines"', async () => {
+    // Odd lines name items not in the catalogue (found when the batch is checked, after the lines are read),
+    // even lines a bad price (found as the line is read): the report is still in file order.
+    let text = HEADER;
+    for (let i = 0; i < 150; i++) {
+      text += i % 2 === 0 ? line(900_000 + i, [1, 1, 1, 1, 1], '2026-11-19T00:00:00.000Z') : line(1, [1, 1, 1, 1, '-1'], '2026-11-19T00:00:00.000Z');
+    }
+    const error = await expectRefused(ctx.store, text, /^line 2: masterItemId "900000" is not in the catalogue\n/);
+    assert.equal(error.rows.length, 100);
+    assert.deepEqual(error.rows.map((r) => r.line), Array.from({ length: 100 }, (_, i) => i + 2));
+    assert.deepEqual(error.rows[1], { line: 3, column: 'manualOnly', value: '-1', message: 'manualOnly must be a number >= 0 or empty, got "-1"' });
+    assert.equal(error.more, 50);
+    assert.equal(error.total, 150);
+    assert.match(error.message, /\nline 101: [^\n]+\nand 50 more bad lines$/);
+  });
+
+  it('a value too long to show is cut in the message, kept whole in the report', async () => {
+    const long = 'x'.repeat(500);
+    const error = await expectRefused(ctx.store, HEADER + line(1, [1, 1, 1, 1, 1], '2026-11-19T00:00:00.000Z', long), /^line 2: upc /);
+    assert.equal(error.rows[0]!.value, long);
+    assert.ok(error.message.length < 200, error.message);
+  });
+});
+
+describe('import prices --dry-run', () => {
+  let ctx: TestContext;
+  before(async () => {
+    ctx = await context();
+  });
+  const version = async () => (await ctx.store.db.selectFrom('data_version').select('version').executeTakeFirstOrThrow()).version;
+
+  it('a good file: says what it would write, and writes nothing (rows, data version and ETag as they were)', async () => {
+    const beforeState = await priceState(ctx.store);
+    const versionBefore = await version();
+    const item = await ctx.get(`${V1}/prices/1`);
+    // Item 1's record of 2026-11-15 would be updated, item 2 would get a new one.
+    const text = HEADER + line(1, [99, 99, 99, 99, 99], '2026-11-15T00:00:00.000Z') + line(2, [1, 1, 1, 1, 1], '2026-11-20T00:00:00.000Z', '045496870027');
+    assert.deepEqual(await importPrices(ctx.store, chunks(text), { dryRun: true }), { rows: 2, items: 2 });
+    assert.deepEqual(await priceState(ctx.store), beforeState, 'nothing written');
+    assert.equal(await version(), versionBefore, 'the data version is unchanged');
+    const again = await ctx.get(`${V1}/prices/1`);
+    assert.equal(again.headers.etag, item.headers.etag, 'the ETag of the item is unchanged');
+    assert.equal(again.body, item.body);
+    // The same file, for real, then does change it: the dry run checked what an import does.
+    assert.deepEqual(await importText(ctx.store, text), { rows: 2, items: 2 });
+    assert.equal((await currentPrice(ctx, 1)).loose, 99);
+    assert.notEqual((await ctx.get(`${V1}/prices/1`)).headers.etag, item.headers.etag);
+  });
+
+  it('a bad file: every bad line, as an import reports them, and nothing written', async () => {
+    const text = HEADER + line(1, [1, 1, 1, 1, 1], 'soon') + line(777777, [1, 1, 1, 1, 1], '2026-11-19T00:00:00.000Z');
+    const error = await expectRefused(ctx.store, text, /^line 2: scrapeDate /, true);
+    assert.deepEqual(error.rows.map((r) => [r.line, r.column, r.value]), [[2, 'scrapeDate', 'soon'], [3, 'masterItemId', '777777']]);
   });
 });
 
@@ -267,14 +358,13 @@ describe('import prices: round trip of the export', () => {
     assert.deepEqual(await priceState(ctx.store), before);
   });
 
-  it('through the command line: a refused file exits 1 with one line naming the line, nothing written', async () => {
+  it('through the command line: a refused file exits 1 with a line for each bad line, nothing written', async () => {
     const ctx = await context();
     const file = join(tmp.dir, 'bad.csv');
     writeFileSync(file, HEADER + line(1, [500, 500, 500, 500, 500], '2026-11-15T00:00:00.000Z') + line(2, [1, 1, 1, 1, 1], 'yesterday'));
     const before = await priceState(ctx.store);
     const result = await runCli(['import', 'prices', file], { DATABASE_URL: ctx.databaseUrl });
-    assertRefused(result, /^shelfapi: line 3: scrapeDate/);
-    assert.equal(result.code, 1);
+    assert.deepEqual(assertRefusedRows(result, 1), ['line 3: scrapeDate must be an ISO 8601 date-time, got "yesterday"']);
     assert.deepEqual(await priceState(ctx.store), before);
     assert.equal(fixture().prices!.length, (await tableCounts(ctx.store)).price_records);
   });

@@ -17,7 +17,7 @@ describe('rowRule', () => {
       rowRule(WHERE, async () => {
         throw new InputError('--email: "x" must be an email address');
       }),
-      (error: unknown) => error instanceof DatasetError && error.message === `${WHERE}: --email: "x" must be an email address`,
+      (error: unknown) => error instanceof DatasetError && error.message === `${WHERE}: --email: "x" must be an email address` && !error.fatal,
     );
   });
 
@@ -27,7 +27,8 @@ describe('rowRule', () => {
     db.prepare('insert into accounts (email) values (?)').run('a@example.com');
     await assert.rejects(
       rowRule(WHERE, async () => db.prepare('insert into accounts (email) values (?)').run('a@example.com')),
-      (error: unknown) => error instanceof DatasetError && error.message.startsWith(`${WHERE}: UNIQUE constraint failed`),
+      // Fatal: the load stops there (on PostgreSQL the transaction is over), with the rows refused so far.
+      (error: unknown) => error instanceof DatasetError && error.message.startsWith(`${WHERE}: UNIQUE constraint failed`) && error.fatal,
     );
     db.close();
     await assert.rejects(
@@ -43,7 +44,7 @@ describe('rowRule', () => {
     await client.query('insert into row_rule_accounts (email) values ($1)', ['a@example.com']);
     await assert.rejects(
       rowRule(WHERE, () => client.query('insert into row_rule_accounts (email) values ($1)', ['a@example.com'])),
-      (error: unknown) => error instanceof DatasetError && error.message.startsWith(`${WHERE}: duplicate key value violates unique constraint`),
+      (error: unknown) => error instanceof DatasetError && error.message.startsWith(`${WHERE}: duplicate key value violates unique constraint`) && error.fatal,
     );
     await client.end();
     await assert.rejects(
