@@ -16,7 +16,7 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { authenticate, RefusedKeyError, type Principal } from '../../auth/authenticate.js';
+import { authenticate, RefusedKeyError, type KeyRefusal, type Principal } from '../../auth/authenticate.js';
 import { PrincipalCache } from '../../auth/principal-cache.js';
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
@@ -61,8 +61,8 @@ declare module 'fastify' {
     burst: { state: BurstState; now: number } | null;
     /** Epoch ms by which the request is answered, 503 if its stores have not answered (deadline.ts). */
     deadline: number;
-    /** A known key refused (revoked, expired, lapsed plan): whose attempt it was, for the owner's statistics. */
-    refusedKey: { keyId: number; accountId: number } | null;
+    /** A known key refused (revoked, expired, a refused address, lapsed plan): whose attempt it was and why, for the owner's statistics. */
+    refusedKey: { keyId: number; accountId: number; refusal: KeyRefusal } | null;
     /** The error this request was answered with, for the owner's statistics. */
     failure: { code: string; message: string } | null;
     /** The store's data version, read with the key check; null when none was read (item-answers.ts). */
@@ -138,6 +138,7 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
       },
       keyPrefix: config.keyPrefix,
       planLimits: config.planLimits,
+      clientAddress: () => request.clientAddress,
     });
   }
 
@@ -236,7 +237,7 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
       try {
         request.principal = await settleBy(request.deadline, methodKeyAndPlan(request), 'the key lookup');
       } catch (error) {
-        if (error instanceof RefusedKeyError) request.refusedKey = { keyId: error.keyId, accountId: error.accountId };
+        if (error instanceof RefusedKeyError) request.refusedKey = { keyId: error.keyId, accountId: error.accountId, refusal: error.refusal };
         throw error;
       }
     });

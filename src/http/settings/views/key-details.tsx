@@ -21,6 +21,7 @@ export const OUTCOME_LABELS: Readonly<Record<Outcome, string>> = {
   quota_exceeded: 'Quota exceeded (429)',
   server_error: 'Server error (5xx)',
   revoked_or_expired: 'After revoke or expiry (401)',
+  refused_address: 'Refused address (401)',
 };
 
 export interface KeyDetailsData {
