@@ -7,7 +7,7 @@
  * Owner calls pass `accountId`: a key of another account is then a NotFoundError, exactly as a missing one.
  */
 import { sql, type Kysely } from 'kysely';
-import { MAX_ALLOWED_ADDRESSES, parseAddressList } from '../domain/address-list.js';
+import { AddressMatcher, MAX_ALLOWED_ADDRESSES, parseAddressList } from '../domain/address-list.js';
 import { isScope, SCOPES, type Scope } from '../domain/scopes.js';
 import { generateKey, hashKey, keyHint, lastFour } from '../keys/api-key.js';
 import { isListedKey, isLiveKey, keyStatus } from '../keys/key-status.js';
@@ -80,6 +80,19 @@ export function parseAllowedAddresses(input: string | readonly string[]): string
     throw new InputError(`A key allows at most ${MAX_ALLOWED_ADDRESSES} addresses or ranges (got ${ranges.length}); use CIDR ranges to cover more.`, 'addresses');
   }
   return ranges.map((r) => r.text);
+}
+
+/**
+ * Whether a list (as parseAllowedAddresses gives it) leaves `address` out: the owner, at that address now,
+ * would be refused there. The screen asks before saving such a list.
+ */
+export function locksOut(addresses: readonly string[], address: string): boolean {
+  return addresses.length > 0 && !new AddressMatcher(parseAddressList(addresses).ranges).matches(address);
+}
+
+/** What the screen says before saving a list that leaves the owner's own address out. */
+export function lockOutWarning(address: string): string {
+  return `Your current address, ${address}, is not in this list: requests with this key from here (this network) will be refused with 401. Save anyway if the key is used only from the addresses listed, or add ${address}.`;
 }
 
 const describeAddresses = (list: readonly string[]) => (list.length === 0 ? 'any address' : list.join(', '));

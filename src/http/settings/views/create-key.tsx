@@ -1,7 +1,8 @@
-/** Create key: name, scopes (each with what it grants and its endpoints), expiry; errors at their fields. */
+/** Create key: name, scopes (each with what it grants and its endpoints), expiry, allowed addresses; errors at their fields. */
 import { DEFAULT_EXPIRY, EXPIRY_CHOICES, MAX_LIVE_KEYS, NEVER_EXPIRES_WARNING, type ExpiryChoice } from '../../../services/keys.service.js';
 import { endpointLabel, SCOPE_TABLE, SCOPES, UNSCOPED_ENDPOINTS } from '../../../domain/scopes.js';
 import { paths } from '../paths.js';
+import { AddressesField } from './allowed-addresses.js';
 import { Banner, FieldError, FormToken } from './components.js';
 import { Layout, type SignedInShell } from './layout.js';
 
@@ -9,6 +10,7 @@ export interface FieldErrors {
   name?: string;
   scopes?: string;
   expiry?: string;
+  addresses?: string;
   /** A problem not tied to one field (the live-key limit, a lapsed plan). */
   form?: string;
 }
@@ -17,9 +19,11 @@ export interface CreateFormValues {
   name: string;
   scopes: readonly string[];
   expiry: string;
+  /** Allowed addresses as typed; empty: any address. */
+  addresses: string;
 }
 
-export const EMPTY_CREATE_FORM: CreateFormValues = { name: '', scopes: [], expiry: DEFAULT_EXPIRY };
+export const EMPTY_CREATE_FORM: CreateFormValues = { name: '', scopes: [], expiry: DEFAULT_EXPIRY, addresses: '' };
 
 const EXPIRY_LABELS: Record<ExpiryChoice, string> = {
   '7d': '7 days',
@@ -58,9 +62,13 @@ export interface CreateKeyPageProps {
   values: CreateFormValues;
   errors: FieldErrors;
   nonce: string;
+  /** The owner's address as this request came (TRUST_PROXY rule). */
+  clientAddress: string;
+  /** Set when the allowed addresses leave the owner's own address out: the form asks to "Create anyway". */
+  lockOutWarning?: string | null;
 }
 
-export function CreateKeyPage({ shell, blocked, values, errors, nonce }: CreateKeyPageProps) {
+export function CreateKeyPage({ shell, blocked, values, errors, nonce, clientAddress, lockOutWarning = null }: CreateKeyPageProps) {
   return (
     <Layout title="Create key" shell={shell}>
       <h1>Create key</h1>
@@ -111,8 +119,22 @@ export function CreateKeyPage({ shell, blocked, values, errors, nonce }: CreateK
             </p>
             <FieldError id="expiry-error" message={errors.expiry} />
           </div>
+          <AddressesField
+            idPrefix="addresses"
+            value={values.addresses}
+            clientAddress={clientAddress}
+            error={errors.addresses}
+            warning={lockOutWarning ?? undefined}
+            described={['addresses-hint', errors.addresses ? 'addresses-error' : null, lockOutWarning ? 'addresses-warning' : null].filter((x) => x !== null).join(' ')}
+          />
           <div class="actions">
-            <button type="submit">Create key</button>
+            {lockOutWarning ? (
+              <button type="submit" name="lockout" value="accept" class="button-danger">
+                Create anyway
+              </button>
+            ) : (
+              <button type="submit">Create key</button>
+            )}
             <a href={paths.overview}>Cancel</a>
           </div>
         </form>
