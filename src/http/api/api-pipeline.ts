@@ -1,9 +1,9 @@
 /**
  * The Data API's request pipeline (docs/contract.md, "Request pipeline"), in order:
- *   onRequest   1 method (405) -> 2 key (401) -> 3 plan (403 forbidden)
- *   preHandler  4 burst (429) -> 5 route (404; OPTIONS 204) -> 6 scope (403) -> 7 parameters (400)
- *               -> 8 quota (429)        [one meter call decides 4 and 8 together, atomically]
- *   handler     9 200, or 404 for a missing item
+ *   onRequest   1 method (405) -> 2 key (401) -> 3 allowed addresses (401) -> 4 plan (403 forbidden)
+ *   preHandler  5 burst (429) -> 6 route (404; OPTIONS 204) -> 7 scope (403) -> 8 parameters (400)
+ *               -> 9 quota (429)        [one meter call decides 5 and 9 together, atomically]
+ *   handler     10 200, or 404 for a missing item
  *   onSend      strong ETag; 304 for a matching If-None-Match (its quota count given back)
  *   onResponse  the owner's per-key statistics, metrics, one log line
  * Route, scope and parameters are known before the meter is asked, so a request costs one round trip to
@@ -11,7 +11,7 @@
  *
  * The hooks sit on the root instance, not in an encapsulated plugin under /developer/v1: a URL that matches
  * no route (anywhere on the port), a router error (framework errors) and a request while the server drains
- * all go through steps 1 to 4 before they are answered. The other surfaces (the reference page, the
+ * all go through steps 1 to 5 before they are answered. The other surfaces (the reference page, the
  * settings screen) mark their routes `public`, and the pipeline steps aside for them.
  */
 import { Readable } from 'node:stream';
@@ -94,7 +94,7 @@ export interface ApiPipelineDeps {
 }
 
 export interface ApiPipeline {
-  /** Fastify's `frameworkErrors` option: the router's own errors, answered after steps 1 to 4. */
+  /** Fastify's `frameworkErrors` option: the router's own errors, answered after steps 1 to 5. */
   frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => void;
   /** Adds the request decorations, hooks, not-found and error handlers to the root instance. */
   install(app: App): void;
@@ -123,7 +123,7 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
   let draining = false;
   const principals = new PrincipalCache(queries);
 
-  /** Steps 1 to 3: method (405), key (401), plan (403). */
+  /** Steps 1 to 4: method (405), key (401), allowed addresses (401), plan (403). */
   async function methodKeyAndPlan(request: FastifyRequest): Promise<Principal> {
     if (!ACCEPTED_METHODS.has(request.method)) {
       throw new ApiError('method_not_allowed', `Method ${request.method} is not allowed; use GET, HEAD or OPTIONS.`, {
@@ -164,8 +164,8 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
 
   /**
    * Errors the router raises before any hook: a malformed URL (bad percent-encoding) or an over-long path
-   * parameter. Such a URL cannot be routed, but the contract's order still holds: steps 1 to 3 decide first
-   * (a POST is 405, a request without a key 401, whatever its URL), and a request past step 3 counts toward
+   * parameter. Such a URL cannot be routed, but the contract's order still holds: steps 1 to 4 decide first
+   * (a POST is 405, a request without a key 401, whatever its URL), and a request past step 4 counts toward
    * the burst ("Metering") like any other; only then is it a 400. Never counted against the quota.
    */
   async function answerFrameworkError(error: Error, request: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -242,7 +242,7 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
       }
     });
 
-    /** Steps 4 to 8: one meter call, then the first failing step decides. */
+    /** Steps 5 to 9: one meter call, then the first failing step decides. */
     async function admit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
       // Read once: Fastify builds request.routeOptions anew on every read.
       const routeConfig = request.routeOptions.config;
