@@ -23,8 +23,15 @@ export interface AuthDeps {
   findKey: (keyHash: string) => Promise<KeyWithAccount | undefined>;
   keyPrefix: string;
   planLimits: Readonly<Record<Plan, PlanLimits>>;
-  /** The client's address (TRUST_PROXY rule); asked only for a key that has allowed addresses. */
-  clientAddress: () => string;
+}
+
+/**
+ * Where the client's address is read (the request: a getter that works it out by the TRUST_PROXY rule),
+ * only for a key that has allowed addresses. An object the caller has anyway, not a function made per
+ * request: a key without a list costs nothing more.
+ */
+export interface ClientAddressSource {
+  readonly clientAddress: string;
 }
 
 const unauthorized = (message: string) => new AuthError('unauthorized', message);
@@ -112,7 +119,7 @@ function parsedRow(row: KeyWithAccount): ParsedRow {
   return parsed;
 }
 
-export async function authenticate(rawHeaders: readonly string[], now: number, deps: AuthDeps): Promise<Principal> {
+export async function authenticate(rawHeaders: readonly string[], now: number, deps: AuthDeps, client: ClientAddressSource): Promise<Principal> {
   const key = presentedKey(rawHeaders);
   if (!isWellFormedKey(key, deps.keyPrefix)) throw unauthorized('The API key is not valid.');
   const row = await deps.findKey(hashKey(key));
@@ -125,7 +132,7 @@ export async function authenticate(rawHeaders: readonly string[], now: number, d
   }
   if (parsed.expiresAtMs !== null && parsed.expiresAtMs <= now) throw refuse('revoked_or_expired', 'The API key has expired.');
   if (parsed.allowed !== null) {
-    const address = deps.clientAddress();
+    const address = client.clientAddress;
     if (!parsed.allowed.matches(address)) throw refuse('refused_address', `This key may not be used from ${address}.`);
   }
   if (row.planStatus !== 'active' || !(PLANS as readonly string[]).includes(row.plan)) {

@@ -130,16 +130,17 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
         allow: ALLOW,
       });
     }
-    return authenticate(request.raw.rawHeaders, clock.now(), {
-      findKey: async (keyHash) => {
+    const deps = {
+      findKey: async (keyHash: string) => {
         const found = await principals.find(keyHash);
         request.dataVersion = found.dataVersion;
         return found.key;
       },
       keyPrefix: config.keyPrefix,
       planLimits: config.planLimits,
-      clientAddress: () => request.clientAddress,
-    });
+    };
+    // The request is where a key with allowed addresses reads the client's address (a getter), when it does.
+    return authenticate(request.raw.rawHeaders, clock.now(), deps, request);
   }
 
   /** One meter call for the principal at the clock's now, and the rate-limit headers that state its outcome. */
