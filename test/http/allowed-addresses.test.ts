@@ -14,8 +14,10 @@ import type { Meter } from '../../src/metering/meter.js';
 import { dayOf } from '../../src/metering/periods.js';
 import { OPERATOR } from '../../src/services/actor.js';
 import { setAllowedAddresses } from '../../src/services/keys.service.js';
-import { openStore, type Store } from '../../src/store/database.js';
-import { createTestContext, type TestContext } from '../helpers/test-app.js';
+import { migrateTo, migrateToLatest, openStore, type Store } from '../../src/store/database.js';
+import { insertAccount } from '../../src/store/repositories/account.repository.js';
+import { insertKey } from '../../src/store/repositories/api-key.repository.js';
+import { createTestContext, openTestStore, type TestContext } from '../helpers/test-app.js';
 import { assertError, burstLeft, keyIdOf, keyOf, me, nextWindow, quotaUsed, url } from '../helpers/pipeline-helpers.js';
 
 async function allow(ctx: TestContext, keyRef: string, addresses: string): Promise<void> {
@@ -211,5 +213,42 @@ describe('a change of the list, on the next request, on every server', () => {
     refusedFrom(await from({ app: appB }, '/me', key), '127.0.0.1');
     await sql`update api_keys set allowed_addresses = null where id = ${await keyIdOf(ctx, 'bob')}`.execute(ctx.store.db);
     assert.equal((await from({ app: appB }, '/me', key)).statusCode, 200);
+  });
+});
+
+describe('migration 0011 on a store that already holds keys, up and down', () => {
+  test('existing keys allow any address; the column bumps the access version; down restores 0008\'s trigger', async () => {
+    const old = await openTestStore({ upTo: '0010-notices' });
+    try {
+      const accountId = await insertAccount(old.store.db, { email: 'old@example.com', plan: 'enthusiast', planStatus: 'active', createdAt: '2026-01-01T00:00:00.000Z' });
+      const keyId = await insertKey(old.store.db, {
+        accountId,
+        name: 'old',
+        keyHash: 'e'.repeat(64),
+        lastFour: 'eeee',
+        scopes: ['catalogue:read'],
+        createdAt: '2026-01-01T00:00:00.000Z',
+        expiresAt: null,
+        revokedAt: null,
+      });
+      assert.deepEqual(await migrateToLatest(old.store), ['0011-allowed-addresses']);
+      const version = async () =>
+        Number((await old.store.db.selectFrom('accounts').select('access_version').where('id', '=', accountId).executeTakeFirstOrThrow()).access_version);
+      const before = await version();
+      assert.equal((await old.store.db.selectFrom('api_keys').select('allowed_addresses').where('id', '=', keyId).executeTakeFirstOrThrow()).allowed_addresses, null);
+      await sql`update api_keys set allowed_addresses = '10.0.0.0/8' where id = ${keyId}`.execute(old.store.db);
+      assert.equal(await version(), before + 1);
+      await sql`update api_keys set scopes = 'prices:read' where id = ${keyId}`.execute(old.store.db);
+      assert.equal(await version(), before + 2, 'the columns of 0008 still bump');
+      await sql`update api_keys set name = 'renamed' where id = ${keyId}`.execute(old.store.db);
+      assert.equal(await version(), before + 2, 'a rename still does not');
+      await migrateTo(old.store, '0010-notices');
+      await sql`update api_keys set scopes = 'export' where id = ${keyId}`.execute(old.store.db);
+      assert.equal(await version(), before + 3, 'after down, 0008\'s trigger is back');
+      await assert.rejects(sql`select allowed_addresses from api_keys`.execute(old.store.db), 'the column is gone');
+      assert.deepEqual(await migrateToLatest(old.store), ['0011-allowed-addresses'], 'and up again');
+    } finally {
+      await old.close();
+    }
   });
 });
