@@ -4,6 +4,7 @@
  */
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { parseAddressList } from './domain/address-list.js';
 import { DEFAULT_PLAN_LIMITS, PLANS, type Plan, type PlanLimits } from './domain/scopes.js';
 
 export type DatabaseConfig =
@@ -44,6 +45,11 @@ export interface Config {
    * `/readyz` answers 503, so that load balancers stop sending before it stops listening.
    */
   drainDelayMs: number;
+  /**
+   * Proxies whose X-Forwarded-For is believed (TRUST_PROXY: addresses or CIDR ranges, in canonical form);
+   * null: the client address is always the socket's peer (src/http/client-address.ts).
+   */
+  trustProxy: readonly string[] | null;
 }
 
 export interface ConnectionLimits {
@@ -216,6 +222,19 @@ function parseClusterUrls(raw: string | undefined): readonly string[] | null {
   return Object.freeze(urls);
 }
 
+/** TRUST_PROXY: comma-separated addresses or CIDR ranges; unset or empty: trust no proxy. */
+function parseTrustProxy(raw: string | undefined): readonly string[] | null {
+  if (raw === undefined || raw.trim() === '') return null;
+  const { ranges, invalid } = parseAddressList(raw.split(','));
+  if (invalid.length > 0) {
+    throw new ConfigError(
+      'TRUST_PROXY',
+      `expected comma-separated IP addresses or CIDR ranges such as 127.0.0.1,10.0.0.0/8; not an address or a range: ${invalid.map((e) => JSON.stringify(e)).join(', ')}`,
+    );
+  }
+  return Object.freeze(ranges.map((r) => r.text));
+}
+
 export function loadConfig(env: Env = process.env): Readonly<Config> {
   const keyPrefix = env.KEY_PREFIX === undefined || env.KEY_PREFIX === '' ? 'shelf' : env.KEY_PREFIX;
   if (!/^[a-z][a-z0-9]{1,15}$/.test(keyPrefix)) {
@@ -257,5 +276,6 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     exportDir: parseExportDir(env.EXPORT_DIR, database),
     workers: parseWorkers('WORKERS', env.WORKERS, availableParallelism()) ?? 1,
     drainDelayMs: parseWhole('DRAIN_DELAY_MS', env.DRAIN_DELAY_MS, 5_000, 0, 600_000),
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
   });
 }

@@ -20,6 +20,7 @@ import { keysListCommand } from './commands/keys/list.js';
 import { keysRenameCommand } from './commands/keys/rename.js';
 import { keysRevokeCommand } from './commands/keys/revoke.js';
 import { keysRollCommand } from './commands/keys/roll.js';
+import { keysSetAllowedIpsCommand } from './commands/keys/set-allowed-ips.js';
 import { keysSetScopesCommand } from './commands/keys/set-scopes.js';
 import { keysUsageCommand } from './commands/keys/usage.js';
 import { loadCommand } from './commands/load.js';
@@ -53,12 +54,13 @@ function program(): Command {
   );
   root.addCommand(
     new Command('keys')
-      .description('create, list, roll, rename, rescope and revoke API keys, and see their usage')
+      .description('create, list, roll, rename, rescope, limit to addresses and revoke API keys, and see their usage')
       .addCommand(keysCreateCommand())
       .addCommand(keysListCommand())
       .addCommand(keysRollCommand())
       .addCommand(keysRenameCommand())
       .addCommand(keysSetScopesCommand())
+      .addCommand(keysSetAllowedIpsCommand())
       .addCommand(keysRevokeCommand())
       .addCommand(keysUsageCommand()),
   );

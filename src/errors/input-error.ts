@@ -3,7 +3,7 @@
  * settings screen can show the message beside that field; the command line prints the message alone.
  * Raised by the services (and the dataset loader), below every caller that shows them.
  */
-export type InputField = 'name' | 'scopes' | 'expiry' | 'stopOld' | 'key' | null;
+export type InputField = 'name' | 'scopes' | 'expiry' | 'stopOld' | 'addresses' | 'key' | null;
 
 export class InputError extends Error {
   constructor(

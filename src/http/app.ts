@@ -12,6 +12,7 @@ import { ALLOW, apiPipeline } from './api/api-pipeline.js';
 import { registerApiDocs, registerApiRoutes } from './api/api-surface.js';
 import { parseQueryString } from './api/query-string.js';
 import type { App, AppDeps } from './app-types.js';
+import { clientAddressResolver } from './client-address.js';
 import { connectHandler, connectionErrorHandler } from './connection-errors.js';
 import { REDACTED_HEADER_PATHS, redactSecrets } from './log-redaction.js';
 import { registerSettings } from './settings/settings-plugin.js';
@@ -62,6 +63,14 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   app.server.maxConnections = config.connections.maxConnections;
   app.server.on('connect', connectHandler({ allow: ALLOW, log: app.log }));
+
+  // Read only where needed (a key with allowed addresses, a last use, a security log line), so computed when read.
+  const clientAddressOf = clientAddressResolver(config.trustProxy);
+  app.decorateRequest('clientAddress', {
+    getter(this: { raw: import('node:http').IncomingMessage }) {
+      return clientAddressOf(this.raw);
+    },
+  });
 
   // The API's pipeline sits on the root instance: it answers every URL on the port that no surface claims.
   pipeline.install(app);

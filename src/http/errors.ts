@@ -25,7 +25,8 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
 export const ERROR_DESCRIPTION: Record<ErrorCode, string> = {
   bad_request:
     'An invalid query or path parameter: unknown, repeated, empty, out of range, or holding a control character (in search, white space is allowed and separates terms) or bytes that are not UTF-8.',
-  unauthorized: 'Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice.',
+  unauthorized:
+    'Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice; or a key used from an address it is not allowed ("This key may not be used from 203.0.113.7.").',
   forbidden: "Developer API access is not active on the key's account (no plan, or a lapsed one).",
   insufficient_scope: 'The key is valid but lacks the scope this endpoint needs.',
   not_found: 'No such item, or no such route.',

@@ -10,7 +10,7 @@ export interface AdmitRequest {
   accountId: number;
   keyId: number;
   limits: PlanLimits;
-  /** Count this request against the monthly quota (step 8); false for /me and for rejected requests. */
+  /** Count this request against the monthly quota (step 9); false for /me and for rejected requests. */
   quota: boolean;
   now: number;
   /**

@@ -22,6 +22,7 @@ export const OUTCOMES = [
   'quota_exceeded',
   'server_error',
   'revoked_or_expired',
+  'refused_address',
 ] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
@@ -89,7 +90,7 @@ export interface UsageStats {
 }
 
 export function zeroCounts(): OutcomeCounts {
-  return { counted: 0, not_modified: 0, bad_request: 0, insufficient_scope: 0, rate_limited: 0, quota_exceeded: 0, server_error: 0, revoked_or_expired: 0 };
+  return { counted: 0, not_modified: 0, bad_request: 0, insufficient_scope: 0, rate_limited: 0, quota_exceeded: 0, server_error: 0, revoked_or_expired: 0, refused_address: 0 };
 }
 
 export function isOutcome(value: string): value is Outcome {
@@ -117,14 +118,21 @@ export function daysBetween(sinceDay: string, untilDay: string): string[] {
 /**
  * Which day bucket a request falls in, from what the pipeline knows when it answers:
  * - a known key refused as revoked or expired (or rolled past its stop time): revoked_or_expired;
+ * - a known key used from an address its allowed addresses do not hold: refused_address;
  * - 304: not_modified; any 5xx: server_error (neither is counted against the quota);
  * - 429 and 403 insufficient_scope by their error codes;
  * - 400, and 404 for a path the API does not have: bad_request;
  * - a request counted against the quota (200, or 404 for a missing item, as the meter counts it): counted;
  * - anything else (/me, OPTIONS, a 403 for a lapsed plan): no bucket (the rejection is still kept).
  */
-export function outcomeOf(answer: { status: number; error: string | null; counted: boolean; keyRefused: boolean }): Outcome | null {
-  if (answer.keyRefused) return answer.error === 'unauthorized' ? 'revoked_or_expired' : null;
+export function outcomeOf(answer: {
+  status: number;
+  error: string | null;
+  counted: boolean;
+  /** Why a known key was refused before the pipeline went on (src/auth); null when it was not. */
+  keyRefused: 'revoked_or_expired' | 'refused_address' | 'plan' | null;
+}): Outcome | null {
+  if (answer.keyRefused !== null) return answer.keyRefused === 'plan' ? null : answer.keyRefused;
   if (answer.status === 304) return 'not_modified';
   if (answer.status >= 500) return 'server_error';
   switch (answer.error) {

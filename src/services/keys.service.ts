@@ -7,6 +7,7 @@
  * Owner calls pass `accountId`: a key of another account is then a NotFoundError, exactly as a missing one.
  */
 import { sql, type Kysely } from 'kysely';
+import { AddressMatcher, MAX_ALLOWED_ADDRESSES, parseAddressList } from '../domain/address-list.js';
 import { isScope, SCOPES, type Scope } from '../domain/scopes.js';
 import { generateKey, hashKey, keyHint, lastFour } from '../keys/api-key.js';
 import { isListedKey, isLiveKey, keyStatus } from '../keys/key-status.js';
@@ -60,6 +61,41 @@ function requireScopes(scopes: readonly string[]): Scope[] {
   if (parsed.length === 0) throw new InputError('Choose at least one scope.', 'scopes');
   return parsed;
 }
+
+/**
+ * A key's allowed addresses from the form's text or the command line's list: IPv4 or IPv6 addresses and
+ * CIDR ranges, separated by commas, spaces or lines, in canonical form (a range by its network address,
+ * ::ffff:127.0.0.1 as 127.0.0.1), each once, at most MAX_ALLOWED_ADDRESSES. Empty: any address.
+ */
+export function parseAllowedAddresses(input: string | readonly string[]): string[] {
+  const { ranges, invalid } = parseAddressList(input);
+  if (invalid.length > 0) {
+    const shown = invalid.slice(0, 5).map((e) => JSON.stringify(e.length > 60 ? `${e.slice(0, 60)}…` : e));
+    throw new InputError(
+      `${shown.join(', ')}${invalid.length > 5 ? ` and ${invalid.length - 5} more` : ''} ${invalid.length === 1 ? 'is not an IP address or a CIDR range' : 'are not IP addresses or CIDR ranges'} (such as 203.0.113.7, 2001:db8::1 or 10.0.0.0/8).`,
+      'addresses',
+    );
+  }
+  if (ranges.length > MAX_ALLOWED_ADDRESSES) {
+    throw new InputError(`A key allows at most ${MAX_ALLOWED_ADDRESSES} addresses or ranges (got ${ranges.length}); use CIDR ranges to cover more.`, 'addresses');
+  }
+  return ranges.map((r) => r.text);
+}
+
+/**
+ * Whether a list (as parseAllowedAddresses gives it) leaves `address` out: the owner, at that address now,
+ * would be refused there. The screen asks before saving such a list.
+ */
+export function locksOut(addresses: readonly string[], address: string): boolean {
+  return addresses.length > 0 && !new AddressMatcher(parseAddressList(addresses).ranges).matches(address);
+}
+
+/** What the screen says before saving a list that leaves the owner's own address out. */
+export function lockOutWarning(address: string): string {
+  return `Your current address, ${address}, is not in this list: requests with this key from here (this network) will be refused with 401. Save anyway if the key is used only from the addresses listed, or add ${address}.`;
+}
+
+const describeAddresses = (list: readonly string[]) => (list.length === 0 ? 'any address' : list.join(', '));
 
 /** The lifetimes the create form offers, and "never". Anything else is a date or a date-time (expiresAtFor). */
 export const EXPIRY_CHOICES = ['7d', '30d', '90d', '1y', 'never'] as const;
@@ -230,7 +266,16 @@ export type KeepNewKey = (db: Kysely<Database>, created: CreatedKey) => Promise<
  */
 async function makeKey(
   db: Kysely<Database>,
-  input: { accountId: number; name: string; scopes: readonly string[]; expiresAt: string | null; now: number; keyPrefix: string; revoked?: boolean },
+  input: {
+    accountId: number;
+    name: string;
+    scopes: readonly string[];
+    expiresAt: string | null;
+    now: number;
+    keyPrefix: string;
+    revoked?: boolean;
+    allowedAddresses?: readonly string[];
+  },
 ): Promise<CreatedKey> {
   const key = generateKey(input.keyPrefix);
   const createdAt = new Date(input.now).toISOString();
@@ -243,6 +288,7 @@ async function makeKey(
     createdAt,
     expiresAt: input.expiresAt,
     revokedAt: input.revoked === true ? createdAt : null,
+    allowedAddresses: input.allowedAddresses ?? [],
   });
   const record = await getKey(db, id);
   if (!record) throw new Error(`key ${id} vanished after insert`);
@@ -284,6 +330,8 @@ export async function createKey(
     scopes: readonly string[];
     /** As expiresAtFor reads it (undefined: 90 days); null: never. */
     expiresAt: ExpiryAsk | null;
+    /** As parseAllowedAddresses reads it; undefined or empty: any address. */
+    allowedAddresses?: string | readonly string[];
     now: number;
     keyPrefix: string;
     actor: Actor;
@@ -296,6 +344,7 @@ export async function createKey(
   const asked = input.name === null ? null : collect(problems, () => validateKeyName(input.name ?? ''));
   const scopes = collect(problems, () => requireScopes(input.scopes));
   const expiresAt = input.expiresAt === null ? null : collect(problems, () => expiresAtFor(input.expiresAt ?? undefined, input.now));
+  const allowedAddresses = collect(problems, () => parseAllowedAddresses(input.allowedAddresses ?? []));
   return accountTransaction(store, input.accountId, async (db) => {
     await activeAccount(db, input.accountId, 'created');
     const live = await liveKeys(db, input.accountId, input.now);
@@ -304,20 +353,24 @@ export async function createKey(
     }
     if (asked !== undefined && asked !== null) collect(problems, () => requireFreeName(live, asked));
     throwInputErrors(problems);
-    if (scopes === undefined || expiresAt === undefined || asked === undefined) throw new Error('createKey: a refused field was not reported');
+    if (scopes === undefined || expiresAt === undefined || asked === undefined || allowedAddresses === undefined) {
+      throw new Error('createKey: a refused field was not reported');
+    }
     let name = asked;
     if (name === null) {
       name = DEFAULT_KEY_NAME;
       for (let n = 2; nameTaken(live, name); n++) name = `${DEFAULT_KEY_NAME} ${n}`;
     }
-    const created = await makeKey(db, { accountId: input.accountId, name, scopes, expiresAt, now: input.now, keyPrefix: input.keyPrefix });
+    const created = await makeKey(db, { accountId: input.accountId, name, scopes, expiresAt, now: input.now, keyPrefix: input.keyPrefix, allowedAddresses });
     await recordSecurityEvent(db, {
       accountId: input.accountId,
       kind: 'key_created',
       actor: input.actor,
       at: input.now,
       key: eventKey(created.record, input.keyPrefix),
-      detail: `scopes ${describeScopes(scopes)}; expires ${expiresAt === null ? 'never' : utcMinute(expiresAt)}`,
+      detail: `scopes ${describeScopes(scopes)}; expires ${expiresAt === null ? 'never' : utcMinute(expiresAt)}${
+        allowedAddresses.length === 0 ? '' : `; allowed addresses ${describeAddresses(allowedAddresses)}`
+      }`,
     });
     await input.keep?.(db, created);
     return created;
@@ -382,7 +435,16 @@ export async function rollKey(
     // Unless asked otherwise, the same expiry rule: the new key lives as long as the old one was made to
     // (created -> expires), or forever.
     const expiresAt = keepLifetime ? sameLifetime(old, input.now) : asked;
-    const created = await makeKey(db, { accountId, name: old.name, scopes: old.scopes, expiresAt, now: input.now, keyPrefix: input.keyPrefix });
+    // The allowed addresses go with the name and scopes: a roll must not open a limited key to any address.
+    const created = await makeKey(db, {
+      accountId,
+      name: old.name,
+      scopes: old.scopes,
+      expiresAt,
+      now: input.now,
+      keyPrefix: input.keyPrefix,
+      allowedAddresses: old.allowedAddresses,
+    });
     const stopAt = new Date(input.now + stopMs).toISOString();
     if (stopMs === 0) await markRevoked(db, old.id, stopAt);
     await updateKey(db, old.id, { replacedBy: created.id, ...(stopMs === 0 ? {} : { retiresAt: stopAt }) });
@@ -452,6 +514,30 @@ export async function setKeyScopes(
       at: input.now,
       key: eventKey(key, input.keyPrefix),
       detail: `scopes from ${describeScopes(key.scopes)} to ${describeScopes(scopes)}`,
+    });
+  });
+}
+
+/**
+ * Replaces the addresses a key may be used from (empty: any address). From anywhere else the key answers
+ * 401, from its next request on every server (the key lookup reads the list; migration 0011 bumps the
+ * account's access version). Bad input changes nothing.
+ */
+export async function setAllowedAddresses(
+  store: Store,
+  input: { keyId: number; accountId?: number; addresses: string | readonly string[]; now: number; keyPrefix: string; actor: Actor },
+): Promise<KeyRecord> {
+  const addresses = parseAllowedAddresses(input.addresses);
+  return changeKey(store, input, async (db, key, accountId) => {
+    requireWorking(key, input.now);
+    if (key.allowedAddresses.join(' ') === addresses.join(' ')) return key;
+    return updateLogged(db, key, { allowedAddresses: addresses }, {
+      accountId,
+      kind: 'key_addresses_changed',
+      actor: input.actor,
+      at: input.now,
+      key: eventKey(key, input.keyPrefix),
+      detail: `allowed addresses from ${describeAddresses(key.allowedAddresses)} to ${describeAddresses(addresses)}`,
     });
   });
 }

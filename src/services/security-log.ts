@@ -15,6 +15,7 @@ export const SECURITY_EVENT_KINDS = [
   'key_created',
   'key_renamed',
   'key_scopes_changed',
+  'key_addresses_changed',
   'key_rolled',
   'key_revoked',
   'signed_in',

@@ -20,6 +20,7 @@ import { refundTokensMigration } from './migrations/0007-refund-tokens.js';
 import { accessVersionMigration } from './migrations/0008-access-version.js';
 import { windowRowsMigration } from './migrations/0009-window-rows.js';
 import { noticesMigration } from './migrations/0010-notices.js';
+import { allowedAddressesMigration } from './migrations/0011-allowed-addresses.js';
 import { expiryRemindersMigration } from './migrations/0013-expiry-reminders.js';
 import type { Database } from './schema.js';
 
@@ -178,6 +179,7 @@ function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '0008-access-version': accessVersionMigration(dialect),
     '0009-window-rows': windowRowsMigration(dialect),
     '0010-notices': noticesMigration(dialect),
+    '0011-allowed-addresses': allowedAddressesMigration(dialect),
     '0013-expiry-reminders': expiryRemindersMigration(dialect),
   };
 }

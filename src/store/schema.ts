@@ -30,6 +30,8 @@ export interface ApiKeysTable {
   retires_at: Generated<string | null>;
   /** The key that replaced this one when it was rolled. */
   replaced_by: Generated<number | null>;
+  /** Canonical addresses and CIDR ranges the key may be used from, space-separated; null: any (migration 0011). */
+  allowed_addresses: Generated<string | null>;
 }
 
 export interface CatalogueItemsTable {

@@ -37,6 +37,7 @@ describe('--help on every command and subcommand', () => {
     { path: ['keys', 'roll'], json: true },
     { path: ['keys', 'rename'], json: true },
     { path: ['keys', 'set-scopes'], json: true },
+    { path: ['keys', 'set-allowed-ips'], json: true },
     { path: ['keys', 'usage'], json: true },
     { path: ['import'], json: false },
     { path: ['import', 'prices'], json: true },

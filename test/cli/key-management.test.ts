@@ -1,4 +1,4 @@
-// Operator parity with the settings screen (docs/contract.md, "Keys"): keys roll, rename, set-scopes and revoke, and
+// Operator parity with the settings screen (docs/contract.md, "Keys"): keys roll, rename, set-scopes, set-allowed-ips and revoke, and
 // accounts log, run as an operator runs them (a child process per command, on an SQLite file), checked
 // against the real app over the same file and the owner's security log.
 import { after, before, describe, it } from 'node:test';
@@ -48,6 +48,7 @@ interface ListedKey {
   name: string;
   scopes: string[];
   expiresAt: string | null;
+  allowedAddresses: string[];
   status: { status: string; at: string | null };
 }
 
@@ -140,6 +141,31 @@ describe('keys rename and set-scopes', () => {
     assert.equal((await api.get(`${V1}/collection`, key.key)).statusCode, 403);
     assertRefused(await runCli(['keys', 'set-scopes', String(key.id), ''], env), /at least one scope/);
     assertRefused(await runCli(['keys', 'set-scopes', String(key.id), 'catalogue:write'], env), /catalogue:write/);
+  });
+
+  it('set-allowed-ips: effective on the next request of a running server; "any" lifts it; bad input refused, nothing written', async () => {
+    const key = await createKey('limited');
+    const out = parseJsonOutput(await runCli(['keys', 'set-allowed-ips', String(key.id), '127.0.0.2,10.1.2.3/8', '--json'], env)) as { allowedAddresses: string[] };
+    assert.deepEqual(out.allowedAddresses, ['127.0.0.2', '10.0.0.0/8']);
+    const refused = await api.get(`${V1}/me`, key.key);
+    assert.equal(refused.statusCode, 401);
+    assert.equal(JSON.parse(refused.body).message, 'This key may not be used from 127.0.0.1.');
+    const text = await runCli(['keys', 'set-allowed-ips', String(key.id), '127.0.0.0/8'], env);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /^Key \d+ \(…\w{4}\) may be used only from 127\.0\.0\.0\/8\.\n$/);
+    assert.equal((await api.get(`${V1}/me`, key.key)).statusCode, 200);
+    const before = await tableCounts(store);
+    assertRefused(await runCli(['keys', 'set-allowed-ips', String(key.id), '127.0.0.1,10.0.0.300'], env), /"10\.0\.0\.300" is not an IP address or a CIDR range/);
+    const many = Array.from({ length: 51 }, (_, i) => `10.0.${i}.1`).join(',');
+    assertRefused(await runCli(['keys', 'set-allowed-ips', String(key.id), many], env), /at most 50 addresses or ranges \(got 51\)/);
+    assertRefused(await runCli(['keys', 'set-allowed-ips', String(key.id), ''], env), /or "any"/);
+    assertRefused(await runCli(['keys', 'set-allowed-ips', '999', 'any'], env), /key 999 does not exist/);
+    assert.deepEqual(await tableCounts(store), before);
+    assert.deepEqual((await listed()).find((k) => k.id === key.id)?.allowedAddresses, ['127.0.0.0/8'], 'a refused list changed nothing');
+    const any = await runCli(['keys', 'set-allowed-ips', String(key.id), 'ANY'], env);
+    assert.equal(any.code, 0, any.stderr);
+    assert.match(any.stdout, /may be used from any address\./);
+    assert.deepEqual((await listed()).find((k) => k.id === key.id)?.allowedAddresses, []);
   });
 
   it('revoke twice: the second is refused with a message', async () => {

@@ -178,7 +178,7 @@ export interface FaultableContext extends TestContext {
 /**
  * Builds the usual test context, then a second app whose data store (the Kysely layer only; the meter keeps
  * the real connection) throws SQLITE_IOERR on any statement naming the "listings" table while the fault is
- * set. Authentication and metering run normally, so the failure lands in the handler, after step 8.
+ * set. Authentication and metering run normally, so the failure lands in the handler, after step 9.
  */
 export async function createFaultableContext(options: ContextOptions = {}): Promise<FaultableContext> {
   const ctx = await createTestContext(options);

@@ -1,4 +1,4 @@
-// Steps 2 and 3 of the request pipeline (docs/contract.md, "Request pipeline") and the error shape of "Responses", as one
+// Steps 2 to 4 of the request pipeline (docs/contract.md, "Request pipeline") and the error shape of "Responses", as one
 // battery that every one of the 12 endpoints must pass: how a key is presented, which keys are refused
 // with 401, which accounts with 403, and what every refusal looks like.
 import { after, before, beforeEach, describe, test } from 'node:test';

@@ -1,4 +1,4 @@
-// Step 7 of the request pipeline: every 400 of docs/contract.md, "Parameters", each naming the parameter at fault,
+// Step 8 of the request pipeline: every 400 of docs/contract.md, "Parameters", each naming the parameter at fault,
 // the values at the edges that are accepted, and the rule that a 400 never counts against the quota.
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

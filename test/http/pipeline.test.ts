@@ -1,4 +1,4 @@
-// The order of checks of docs/contract.md, "Request pipeline" (method, key, access, burst, route, scope, parameters,
+// The order of checks of docs/contract.md, "Request pipeline" (method, key, allowed addresses, access, burst, route, scope, parameters,
 // quota, handler), HEAD and OPTIONS, what is metered and what is not, and the response rules of "Responses".
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -112,7 +112,7 @@ describe('step 1: only GET, HEAD and OPTIONS', () => {
   });
 });
 
-describe('step 5: routes', () => {
+describe('step 6: routes', () => {
   const missing = ['/no-such-route', '/catalogue/1/extra', '/prices/1/history', '/collection/value/1', '/me/x', '/catalogues'];
 
   test('an unknown route with a valid key: 404 not_found', async () => {
@@ -122,14 +122,14 @@ describe('step 5: routes', () => {
     }
   });
 
-  test('an unknown route with no key or a bad key: 401 (the key is step 2, the route step 5)', async () => {
+  test('an unknown route with no key or a bad key: 401 (the key is step 2, the route step 6)', async () => {
     for (const path of missing) {
       assertError(await ctx.get(url(path), null), 401, 'unauthorized');
       assertError(await raw(ctx, url(path), { 'x-api-key': 'shelf_live_nope' }), 401, 'unauthorized');
     }
   });
 
-  test('an unknown route with a lapsed or planless account: 403 forbidden (step 3)', async () => {
+  test('an unknown route with a lapsed or planless account: 403 forbidden (step 4)', async () => {
     assertError(await ctx.get(url('/no-such-route'), 'carol'), 403, 'forbidden');
     assertError(await ctx.get(url('/no-such-route'), 'dave'), 403, 'forbidden');
   });
@@ -241,13 +241,13 @@ describe('OPTIONS', () => {
     assertError(await ctx.get(url('/Catalogue'), 'alice', { method: 'OPTIONS' }), 404, 'not_found');
   });
 
-  test('OPTIONS needs a key and an active plan (steps 2 and 3 come before the route)', async () => {
+  test('OPTIONS needs a key and an active plan (steps 2 to 4 come before the route)', async () => {
     assertError(await ctx.get(url('/catalogue'), null, { method: 'OPTIONS' }), 401, 'unauthorized');
     assertError(await ctx.get(url('/catalogue'), 'alice-revoked', { method: 'OPTIONS' }), 401, 'unauthorized');
     assertError(await ctx.get(url('/catalogue'), 'carol', { method: 'OPTIONS' }), 403, 'forbidden');
   });
 
-  test('OPTIONS is answered at step 5: before scope and parameters', async () => {
+  test('OPTIONS is answered at step 6: before scope and parameters', async () => {
     const noScope = await ctx.get(url('/collection'), 'alice-noscope', { method: 'OPTIONS' });
     assert.equal(noScope.statusCode, 204, noScope.body);
     const badParams = await ctx.get(url('/catalogue?limit=0&bogus=1'), 'alice', { method: 'OPTIONS' });
@@ -417,7 +417,7 @@ describe('metering of each outcome', () => {
   });
 });
 
-describe('step 3 is checked against the store on every request', () => {
+describe('step 4 is checked against the store on every request', () => {
   describe('revocation', () => {
     // Its own store: the keys revoked here stay revoked.
     let revokeCtx: TestContext;
@@ -438,14 +438,14 @@ describe('step 3 is checked against the store on every request', () => {
       assert.equal((await revokeCtx.get(url('/catalogue'), 'alice')).statusCode, 200, "the account's other keys still work");
     });
 
-    test('a revoked key is 401 even on a lapsed account: the key (step 2) is checked before the plan (step 3)', async () => {
+    test('a revoked key is 401 even on a lapsed account: the key (step 2) is checked before the plan (step 4)', async () => {
       assertError(await revokeCtx.get(url('/catalogue'), 'carol'), 403, 'forbidden');
       await revokeKey(revokeCtx.store, { keyId: await keyIdOf(revokeCtx, 'carol'), now: revokeCtx.clock.now(), keyPrefix: revokeCtx.config.keyPrefix, actor: OPERATOR });
       assertError(await revokeCtx.get(url('/catalogue'), 'carol'), 401, 'unauthorized');
     });
   });
 
-  test('scope (step 6) is checked before parameters (step 7)', async () => {
+  test('scope (step 7) is checked before parameters (step 8)', async () => {
     assertError(await ctx.get(url('/catalogue?limit=0&bogus=1'), 'alice-noscope'), 403, 'insufficient_scope');
     assertError(await ctx.get(url('/catalogue/abc'), 'alice-noscope'), 403, 'insufficient_scope');
   });
@@ -521,7 +521,7 @@ describe('step 3 is checked against the store on every request', () => {
   });
 });
 
-describe('steps 4 and 8 in their place', () => {
+describe('steps 5 and 9 in their place', () => {
   describe('burst exhausted', () => {
     let burstCtx: TestContext;
     before(async () => {
@@ -561,7 +561,7 @@ describe('steps 4 and 8 in their place', () => {
       await quotaCtx.close();
     });
 
-    test('after the quota: 429 quota_exceeded only where step 8 is reached', async () => {
+    test('after the quota: 429 quota_exceeded only where step 9 is reached', async () => {
       assert.equal((await quotaCtx.get(url('/catalogue'))).statusCode, 200);
       assert.equal((await quotaCtx.get(url('/catalogue/1'))).statusCode, 200);
       const over = await quotaCtx.get(url('/prices'));

@@ -148,7 +148,7 @@ describe('the reference page in Chromium', () => {
     }
   });
 
-  test('"Order of checks" renders as nine list items, one step each', async () => {
+  test('"Order of checks" renders as ten list items, one step each', async () => {
     const context = await browser!.newContext({ viewport: { width: 1280, height: 900 }, serviceWorkers: 'block' });
     try {
       const { page } = await openPage(context, `${origin}/developer/docs`);
@@ -161,10 +161,10 @@ describe('the reference page in Chromium', () => {
         return next ? [...next.children].map((li) => li.textContent.trim()) : null;
       })()`)) as string[] | null;
       assert.ok(items, 'a numbered list under "Order of checks"');
-      assert.equal(items.length, 9, items.join('\n'));
+      assert.equal(items.length, 10, items.join('\n'));
       assert.deepEqual(
         items.map((item) => /^[A-Z][a-z]+/.exec(item)?.[0]),
-        ['Method', 'Key', 'Plan', 'Burst', 'Route', 'Scope', 'Parameters', 'Monthly', 'The'],
+        ['Method', 'Key', 'Address', 'Plan', 'Burst', 'Route', 'Scope', 'Parameters', 'Monthly', 'The'],
       );
     } finally {
       await context.close();

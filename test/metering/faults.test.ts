@@ -193,7 +193,7 @@ describe('a counted request that ends in a 5xx is given back', () => {
     assert.equal(await storedUsed(ctx, alice, '2026-11'), 1);
     assert.deepEqual((await meUsage(ctx)).usage, { period: '2026-11', used: 1, remaining: 4 });
     assert.deepEqual(await ctx.meter.keyUsage(alice, await keyId(ctx, 'alice'), '2026-11-01'), [{ day: '2026-11-20', requests: 1 }]);
-    // The burst, unlike the quota, counts every request past step 3 whatever its outcome (500s included).
+    // The burst, unlike the quota, counts every request past step 4 whatever its outcome (500s included).
     await assertBurstEvents(ctx, alice, 1 + 7 + 1);
 
     const after = await ctx.get(`${V1}/offers`);

@@ -212,7 +212,7 @@ describe('burst limit over HTTP (sliding 60-second window)', () => {
     assert.equal(await storedUsed(ctx, alice, '2026-11'), 20);
   });
 
-  it('every request past steps 1-3 takes a slot whatever its outcome; 401, 405 and revoked keys do not', async (t) => {
+  it('every request past steps 1-4 takes a slot whatever its outcome; 401, 405 and revoked keys do not', async (t) => {
     const ctx = await context(t, burstOnly);
     // Refused before the burst step (key, method): not counted, however many.
     for (let i = 0; i < 3; i++) {
@@ -245,7 +245,7 @@ describe('burst limit over HTTP (sliding 60-second window)', () => {
     await assertBurstEvents(ctx, accountId(ctx, 'alice'), 10);
   });
 
-  it('a 429 quota_exceeded still takes a burst slot, and the burst (step 4) is decided before the quota (step 8)', async (t) => {
+  it('a 429 quota_exceeded still takes a burst slot, and the burst (step 5) is decided before the quota (step 9)', async (t) => {
     const ctx = await context(t); // monthly 5, perMinute 10
     for (let i = 0; i < 5; i++) expectOk(await ctx.get(`${V1}/catalogue`));
     for (let i = 0; i < 5; i++) expectQuotaExceeded(await ctx.get(`${V1}/catalogue`));
@@ -309,7 +309,7 @@ describe('monthly quota over HTTP', () => {
 
     const missing = await ctx.get(`${V1}/catalogue/999`);
     assert.equal(missing.statusCode, 404);
-    assert.equal(intHeader(missing, 'x-ratelimit-remaining'), 4, 'a missing item is a metered request (step 9)');
+    assert.equal(intHeader(missing, 'x-ratelimit-remaining'), 4, 'a missing item is a metered request (step 10)');
     const head = await ctx.get(`${V1}/catalogue`, 'alice', { method: 'HEAD' });
     assert.equal(head.statusCode, 200);
     assert.equal(intHeader(head, 'x-ratelimit-remaining'), 3);

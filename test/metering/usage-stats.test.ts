@@ -63,6 +63,7 @@ describe('outcomes by day, through the pipeline', () => {
       quota_exceeded: 0,
       server_error: 0,
       revoked_or_expired: 0,
+      refused_address: 0,
     });
     const { used } = await me(ctx);
     assert.equal(used, counts.counted, 'the owner sees what /me shows');

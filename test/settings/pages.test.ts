@@ -360,9 +360,9 @@ describe('settings pages', () => {
     assert.equal(res.headers.location, `${key(id)}?done=revoked`);
     assert.equal((await api(secret, '/catalogue')).statusCode, 401);
     await ctx.stats.flush();
-    // Today's row of the outcomes table: counted, 304, 400, 403, 429, 429, 5xx, after revoke or expiry, total.
+    // Today's row of the outcomes table: counted, 304, 400, 403, 429, 429, 5xx, after revoke or expiry, refused address, total.
     const row = /<th scope="row">2027-01-15<\/th>((?:<td>[0-9,]+<\/td>)+)<\/tr>/.exec((await browser.get(key(id))).body)?.[1];
-    assert.deepEqual(row?.match(/[0-9,]+/g), ['1', '0', '0', '0', '0', '0', '0', '1', '2'], 'the attempt after the revoke is counted apart');
+    assert.deepEqual(row?.match(/[0-9,]+/g), ['1', '0', '0', '0', '0', '0', '0', '1', '0', '2'], 'the attempt after the revoke is counted apart');
     const again = await browser.post(key(id, '/revoke'), { _csrf: tokenOf(confirm.body) });
     assert.equal(again.statusCode, 422);
     assert.match(textOf(again.body), /Key "to revoke" was already revoked at [^;]+; nothing changed/);

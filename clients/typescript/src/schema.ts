@@ -349,7 +349,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
+            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice; or a key used from an address it is not allowed ("This key may not be used from 203.0.113.7."). */
             401: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -567,7 +567,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
+            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice; or a key used from an address it is not allowed ("This key may not be used from 203.0.113.7."). */
             401: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -766,7 +766,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
+            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice; or a key used from an address it is not allowed ("This key may not be used from 203.0.113.7."). */
             401: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -998,7 +998,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
+            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice; or a key used from an address it is not allowed ("This key may not be used from 203.0.113.7."). */
             401: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -1181,7 +1181,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
+            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice; or a key used from an address it is not allowed ("This key may not be used from 203.0.113.7."). */
             401: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -1381,7 +1381,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
+            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice; or a key used from an address it is not allowed ("This key may not be used from 203.0.113.7."). */
             401: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -1624,7 +1624,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
+            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice; or a key used from an address it is not allowed ("This key may not be used from 203.0.113.7."). */
             401: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -1807,7 +1807,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
+            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice; or a key used from an address it is not allowed ("This key may not be used from 203.0.113.7."). */
             401: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -2024,7 +2024,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
+            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice; or a key used from an address it is not allowed ("This key may not be used from 203.0.113.7."). */
             401: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -2264,7 +2264,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
+            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice; or a key used from an address it is not allowed ("This key may not be used from 203.0.113.7."). */
             401: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -2477,7 +2477,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
+            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice; or a key used from an address it is not allowed ("This key may not be used from 203.0.113.7."). */
             401: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -2699,7 +2699,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice. */
+            /** @description `unauthorized`: Missing, malformed, unknown, revoked or expired key, another auth scheme, both key headers, or one given twice; or a key used from an address it is not allowed ("This key may not be used from 203.0.113.7."). */
             401: {
                 headers: {
                     /** @description Identifier of this request, for support. */

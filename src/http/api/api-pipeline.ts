@@ -1,9 +1,9 @@
 /**
  * The Data API's request pipeline (docs/contract.md, "Request pipeline"), in order:
- *   onRequest   1 method (405) -> 2 key (401) -> 3 plan (403 forbidden)
- *   preHandler  4 burst (429) -> 5 route (404; OPTIONS 204) -> 6 scope (403) -> 7 parameters (400)
- *               -> 8 quota (429)        [one meter call decides 4 and 8 together, atomically]
- *   handler     9 200, or 404 for a missing item
+ *   onRequest   1 method (405) -> 2 key (401) -> 3 allowed addresses (401) -> 4 plan (403 forbidden)
+ *   preHandler  5 burst (429) -> 6 route (404; OPTIONS 204) -> 7 scope (403) -> 8 parameters (400)
+ *               -> 9 quota (429)        [one meter call decides 5 and 9 together, atomically]
+ *   handler     10 200, or 404 for a missing item
  *   onSend      strong ETag; 304 for a matching If-None-Match (its quota count given back)
  *   onResponse  the owner's per-key statistics, metrics, one log line
  * Route, scope and parameters are known before the meter is asked, so a request costs one round trip to
@@ -11,12 +11,12 @@
  *
  * The hooks sit on the root instance, not in an encapsulated plugin under /developer/v1: a URL that matches
  * no route (anywhere on the port), a router error (framework errors) and a request while the server drains
- * all go through steps 1 to 4 before they are answered. The other surfaces (the reference page, the
+ * all go through steps 1 to 5 before they are answered. The other surfaces (the reference page, the
  * settings screen) mark their routes `public`, and the pipeline steps aside for them.
  */
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { authenticate, RefusedKeyError, type Principal } from '../../auth/authenticate.js';
+import { authenticate, RefusedKeyError, type KeyRefusal, type Principal } from '../../auth/authenticate.js';
 import { PrincipalCache } from '../../auth/principal-cache.js';
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
@@ -62,8 +62,8 @@ declare module 'fastify' {
     burst: { state: BurstState; now: number } | null;
     /** Epoch ms by which the request is answered, 503 if its stores have not answered (deadline.ts). */
     deadline: number;
-    /** A known key refused (revoked, expired, lapsed plan): whose attempt it was, for the owner's statistics. */
-    refusedKey: { keyId: number; accountId: number } | null;
+    /** A known key refused (revoked, expired, a refused address, lapsed plan): whose attempt it was and why, for the owner's statistics. */
+    refusedKey: { keyId: number; accountId: number; refusal: KeyRefusal } | null;
     /** The error this request was answered with, for the owner's statistics. */
     failure: { code: string; message: string } | null;
     /** The store's data version, read with the key check; null when none was read (item-answers.ts). */
@@ -95,7 +95,7 @@ export interface ApiPipelineDeps {
 }
 
 export interface ApiPipeline {
-  /** Fastify's `frameworkErrors` option: the router's own errors, answered after steps 1 to 4. */
+  /** Fastify's `frameworkErrors` option: the router's own errors, answered after steps 1 to 5. */
   frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => void;
   /** Adds the request decorations, hooks, not-found and error handlers to the root instance. */
   install(app: App): void;
@@ -125,22 +125,24 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
   const principals = new PrincipalCache(queries);
   const keyGate = new KeyGate();
 
-  /** Steps 1 to 3: method (405), key (401), plan (403). */
+  /** Steps 1 to 4: method (405), key (401), allowed addresses (401), plan (403). */
   async function methodKeyAndPlan(request: FastifyRequest): Promise<Principal> {
     if (!ACCEPTED_METHODS.has(request.method)) {
       throw new ApiError('method_not_allowed', `Method ${request.method} is not allowed; use GET, HEAD or OPTIONS.`, {
         allow: ALLOW,
       });
     }
-    return authenticate(request.raw.rawHeaders, clock.now(), {
-      findKey: async (keyHash) => {
+    const deps = {
+      findKey: async (keyHash: string) => {
         const found = await principals.find(keyHash);
         request.dataVersion = found.dataVersion;
         return found.key;
       },
       keyPrefix: config.keyPrefix,
       planLimits: config.planLimits,
-    });
+    };
+    // The request is where a key with allowed addresses reads the client's address (a getter), when it does.
+    return authenticate(request.raw.rawHeaders, clock.now(), deps, request);
   }
 
   /** One meter call for the principal at the clock's now, and the rate-limit headers that state its outcome. */
@@ -165,8 +167,8 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
 
   /**
    * Errors the router raises before any hook: a malformed URL (bad percent-encoding) or an over-long path
-   * parameter. Such a URL cannot be routed, but the contract's order still holds: steps 1 to 3 decide first
-   * (a POST is 405, a request without a key 401, whatever its URL), and a request past step 3 counts toward
+   * parameter. Such a URL cannot be routed, but the contract's order still holds: steps 1 to 4 decide first
+   * (a POST is 405, a request without a key 401, whatever its URL), and a request past step 4 counts toward
    * the burst ("Metering") like any other; only then is it a 400. Never counted against the quota.
    */
   async function answerFrameworkError(error: Error, request: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -274,12 +276,12 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
       try {
         request.principal = await settleBy(request.deadline, methodKeyAndPlan(request), 'the key lookup');
       } catch (error) {
-        if (error instanceof RefusedKeyError) request.refusedKey = { keyId: error.keyId, accountId: error.accountId };
+        if (error instanceof RefusedKeyError) request.refusedKey = { keyId: error.keyId, accountId: error.accountId, refusal: error.refusal };
         throw error;
       }
     });
 
-    /** Steps 4 to 8: one meter call, then the first failing step decides. */
+    /** Steps 5 to 9: one meter call, then the first failing step decides. */
     async function admit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
       // Read once: Fastify builds request.routeOptions anew on every read.
       const routeConfig = request.routeOptions.config;

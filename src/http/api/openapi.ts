@@ -23,6 +23,11 @@ condition, and the key owner's own collection, listings, offers and transactions
 Present the key in exactly one of \`Authorization: Bearer <API_KEY>\` (scheme case-insensitive) or
 \`X-API-Key: <API_KEY>\`. Keys in the query string and cookies are never read.
 
+A key may be limited to up to 50 IPv4/IPv6 addresses or CIDR ranges (set by its owner); from any other
+address it answers \`401 unauthorized\` with the message "This key may not be used from <address>.". The
+address is the connection's peer, or, behind a proxy the server trusts, the right-most address of
+\`X-Forwarded-For\` that is not such a proxy.
+
 Each key carries scopes; an endpoint answers only a key with the scope it needs (${unscoped} needs none):
 
 | Scope | Grants | Endpoints |
@@ -34,13 +39,14 @@ For every request, in this order; the first that fails decides the answer:
 
 1. Method: only GET, HEAD and OPTIONS; any other answers \`405 method_not_allowed\` with \`Allow: GET, HEAD, OPTIONS\`.
 2. Key: \`401 unauthorized\`.
-3. Plan active: \`403 forbidden\`.
-4. Burst limit: \`429 rate_limited\`.
-5. Route: \`404 not_found\`; OPTIONS on an existing route answers \`204\` with \`Allow\`.
-6. Scope: \`403 insufficient_scope\`.
-7. Parameters: \`400 bad_request\` (unknown, repeated or empty parameters; integers are ASCII digits only).
-8. Monthly quota: \`429 quota_exceeded\`.
-9. The answer: \`200\`, or \`404 not_found\` for a missing item.
+3. Address: a key limited to allowed addresses and used from any other: \`401 unauthorized\` naming the address ("This key may not be used from 203.0.113.7."), counted in neither the burst nor the quota.
+4. Plan active: \`403 forbidden\`.
+5. Burst limit: \`429 rate_limited\`.
+6. Route: \`404 not_found\`; OPTIONS on an existing route answers \`204\` with \`Allow\`.
+7. Scope: \`403 insufficient_scope\`.
+8. Parameters: \`400 bad_request\` (unknown, repeated or empty parameters; integers are ASCII digits only).
+9. Monthly quota: \`429 quota_exceeded\`.
+10. The answer: \`200\`, or \`404 not_found\` for a missing item.
 
 HEAD behaves exactly as GET, without a body.
 
@@ -48,7 +54,7 @@ HEAD behaves exactly as GET, without a body.
 Per account, shared by all its keys: enthusiast ${DEFAULT_PLAN_LIMITS.enthusiast.perMinute}/minute and
 ${DEFAULT_PLAN_LIMITS.enthusiast.monthly}/month; addon ${DEFAULT_PLAN_LIMITS.addon.perMinute}/minute and
 ${DEFAULT_PLAN_LIMITS.addon.monthly}/month. The burst is a sliding 60-second window counting every request
-that passes steps 1-3 (except those answered \`rate_limited\`). The quota counts requests that reach step 8,
+that passes steps 1-4 (except those answered \`rate_limited\`). The quota counts requests that reach step 9,
 except \`/me\`; a counted request answered 5xx is given back. It resets at 00:00:00.000 UTC on the 1st.
 Every \`429\` carries \`Retry-After\` (seconds). \`503 service_unavailable\` (with \`Retry-After\`) when
 metering or the data store cannot be reached: nothing is ever served unmetered.

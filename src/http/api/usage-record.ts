@@ -19,9 +19,9 @@ export function usageRecord(request: FastifyRequest, status: number, now: number
     accountId: key.accountId,
     keyId: key.keyId,
     at: now,
-    outcome: outcomeOf({ status, error, counted: request.quotaCharge !== null, keyRefused: principal === null }),
+    outcome: outcomeOf({ status, error, counted: request.quotaCharge !== null, keyRefused: principal === null ? (request.refusedKey?.refusal ?? null) : null }),
     used: principal !== null,
-    address: principal !== null ? request.ip : null,
+    address: principal !== null ? request.clientAddress : null,
     rejection: status >= 400 ? rejection(request, status, error, now) : null,
   };
 }

@@ -5,7 +5,7 @@ import { withinReauthWindow, type Session } from '../../services/settings-auth/s
 import { PageError } from './page-errors.js';
 import { requireSession, type SettingsContext } from './settings-context.js';
 
-/** Create, roll, revoke and scope changes: the session must have signed in within SETTINGS_REAUTH_MINUTES. */
+/** Create, roll, revoke, scope and allowed-address changes: the session must have signed in within SETTINGS_REAUTH_MINUTES. */
 export function requireRecentSignIn(context: SettingsContext, request: FastifyRequest): Session {
   const session = requireSession(request);
   if (!withinReauthWindow(session, context.deps.clock.now(), context.deps.config.settingsReauthMinutes)) {
@@ -15,5 +15,5 @@ export function requireRecentSignIn(context: SettingsContext, request: FastifyRe
 }
 
 export function ownerActor(session: Session, request: FastifyRequest): Actor {
-  return { kind: 'owner', accountId: session.accountId, address: request.ip };
+  return { kind: 'owner', accountId: session.accountId, address: request.clientAddress };
 }

@@ -6,7 +6,8 @@ import type { AppDeps } from '../app-types.js';
 import { CHART_DAYS, keyView, lastDays } from './overview-data.js';
 import type { KeyDetailsData } from './views/key-details.js';
 
-export async function keyDetailsData(deps: AppDeps, accountId: number, keyId: number, now: number): Promise<KeyDetailsData> {
+/** `clientAddress`: the owner's address as this request comes (TRUST_PROXY rule), shown beside the allowed addresses. */
+export async function keyDetailsData(deps: AppDeps, accountId: number, keyId: number, now: number, clientAddress: string): Promise<KeyDetailsData> {
   const { store, meter, stats, config } = deps;
   const record = await ownedKey(store, accountId, keyId);
   const days = lastDays(now, CHART_DAYS);
@@ -34,6 +35,7 @@ export async function keyDetailsData(deps: AppDeps, accountId: number, keyId: nu
   const replacement = record.replacedBy === null ? undefined : await getKey(store.db, record.replacedBy);
   return {
     now,
+    clientAddress,
     key: keyView({ ...record, lastUsedAt: lastUse?.at ?? record.lastUsedAt }, config.keyPrefix, now),
     lastUse,
     days,

@@ -5,6 +5,7 @@
 const NOTICES = {
   renamed: 'The key was renamed.',
   scopes: 'The scopes were changed: they apply from the next request, on every server.',
+  addresses: 'The allowed addresses were changed: they apply from the next request, on every server.',
   revoked: 'The key was revoked: it is refused from the next request, on every server.',
   reminder_hidden: 'The expiry reminder for that key is hidden until tomorrow, 00:00 UTC. The key itself did not change.',
   already_submitted: 'That form was already submitted; nothing more was created. The key made by the first submission is listed below.',

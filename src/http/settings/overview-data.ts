@@ -30,6 +30,7 @@ export function keyView(record: KeyRecord, keyPrefix: string, now: number): KeyV
     name: record.name,
     hint: keyHint(keyPrefix, record.lastFour),
     scopes: record.scopes,
+    allowedAddresses: record.allowedAddresses,
     createdAt: record.createdAt,
     expiresAt: record.expiresAt,
     lastUsedAt: record.lastUsedAt,

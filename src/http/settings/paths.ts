@@ -14,6 +14,7 @@ export const paths = {
   key: (id: number) => `/settings/developer-api/keys/${id}`,
   renameKey: (id: number) => `/settings/developer-api/keys/${id}/name`,
   keyScopes: (id: number) => `/settings/developer-api/keys/${id}/scopes`,
+  keyAddresses: (id: number) => `/settings/developer-api/keys/${id}/addresses`,
   rollKey: (id: number) => `/settings/developer-api/keys/${id}/roll`,
   revokeKey: (id: number) => `/settings/developer-api/keys/${id}/revoke`,
   hideExpiryReminder: (id: number) => `/settings/developer-api/keys/${id}/hide-expiry-reminder`,

@@ -10,6 +10,8 @@ export interface KeyWithAccount {
   revokedAt: string | null;
   /** A rolled key's stop time: refused from then on, with no job having to run. */
   retiresAt: string | null;
+  /** The addresses and ranges the key may be used from, space-separated; null: any address. */
+  allowedAddresses: string | null;
   plan: string;
   planStatus: string | null;
   /** The account's access version read in the same statement (migration 0008): the row is current while it is. */
@@ -33,6 +35,7 @@ export function keyByHashQuery(db: Kysely<Database>, keyHash: string) {
       'k.expires_at as expiresAt',
       'k.revoked_at as revokedAt',
       'k.retires_at as retiresAt',
+      'k.allowed_addresses as allowedAddresses',
       eb.selectFrom('accounts as a').select('a.plan').whereRef('a.id', '=', 'k.account_id').as('plan'),
       eb.selectFrom('accounts as a').select('a.plan_status').whereRef('a.id', '=', 'k.account_id').as('planStatus'),
       eb.selectFrom('accounts as a').select('a.access_version').whereRef('a.id', '=', 'k.account_id').as('accessVersion'),
@@ -55,6 +58,8 @@ export interface KeyRecord {
   retiresAt: string | null;
   /** The key that replaced this one when it was rolled. */
   replacedBy: number | null;
+  /** The addresses and CIDR ranges the key may be used from, in canonical form; empty: any address. */
+  allowedAddresses: string[];
 }
 
 const keyColumns = [
@@ -69,15 +74,32 @@ const keyColumns = [
   'last_used_at as lastUsedAt',
   'retires_at as retiresAt',
   'replaced_by as replacedBy',
+  'allowed_addresses as allowedAddresses',
 ] as const;
 
-function toKeyRecord(row: Omit<KeyRecord, 'scopes'> & { scopes: string }): KeyRecord {
-  return { ...row, scopes: row.scopes === '' ? [] : row.scopes.split(' ') };
+/** The stored list (null or space-separated) as a list. */
+const addressList = (stored: string | null): string[] => (stored === null || stored === '' ? [] : stored.split(' '));
+/** A list as stored: null for any address, so that the key lookup tells "no list" apart at a glance. */
+const storedAddresses = (list: readonly string[]): string | null => (list.length === 0 ? null : list.join(' '));
+
+function toKeyRecord(row: Omit<KeyRecord, 'scopes' | 'allowedAddresses'> & { scopes: string; allowedAddresses: string | null }): KeyRecord {
+  return { ...row, scopes: row.scopes === '' ? [] : row.scopes.split(' '), allowedAddresses: addressList(row.allowedAddresses) };
 }
 
 export async function insertKey(
   db: Kysely<Database>,
-  key: { id?: number; accountId: number; name: string; keyHash: string; lastFour: string; scopes: readonly string[]; createdAt: string; expiresAt: string | null; revokedAt: string | null },
+  key: {
+    id?: number;
+    accountId: number;
+    name: string;
+    keyHash: string;
+    lastFour: string;
+    scopes: readonly string[];
+    createdAt: string;
+    expiresAt: string | null;
+    revokedAt: string | null;
+    allowedAddresses?: readonly string[];
+  },
 ): Promise<number> {
   const row = await db
     .insertInto('api_keys')
@@ -91,6 +113,7 @@ export async function insertKey(
       created_at: key.createdAt,
       expires_at: key.expiresAt,
       revoked_at: key.revokedAt,
+      ...(key.allowedAddresses === undefined ? {} : { allowed_addresses: storedAddresses(key.allowedAddresses) }),
     })
     .returning('id')
     .executeTakeFirstOrThrow();
@@ -107,17 +130,18 @@ export async function getKey(db: Kysely<Database>, id: number): Promise<KeyRecor
   return row && toKeyRecord(row);
 }
 
-/** Changes what the settings screen and the CLI may change on a key: its name, scopes, or stop time. */
+/** Changes what the settings screen and the CLI may change on a key: its name, scopes, allowed addresses or stop time. */
 export async function updateKey(
   db: Kysely<Database>,
   id: number,
-  change: { name?: string; scopes?: readonly string[]; retiresAt?: string; replacedBy?: number },
+  change: { name?: string; scopes?: readonly string[]; allowedAddresses?: readonly string[]; retiresAt?: string; replacedBy?: number },
 ): Promise<void> {
   await db
     .updateTable('api_keys')
     .set({
       ...(change.name === undefined ? {} : { name: change.name }),
       ...(change.scopes === undefined ? {} : { scopes: change.scopes.join(' ') }),
+      ...(change.allowedAddresses === undefined ? {} : { allowed_addresses: storedAddresses(change.allowedAddresses) }),
       ...(change.retiresAt === undefined ? {} : { retires_at: change.retiresAt }),
       ...(change.replacedBy === undefined ? {} : { replaced_by: change.replacedBy }),
     })

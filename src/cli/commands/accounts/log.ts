@@ -8,6 +8,7 @@ const WHAT: Record<string, string> = {
   key_created: 'key created',
   key_renamed: 'key renamed',
   key_scopes_changed: 'scopes changed',
+  key_addresses_changed: 'allowed addresses changed',
   key_rolled: 'key rolled',
   key_revoked: 'key revoked',
   signed_in: 'signed in',

@@ -14,16 +14,18 @@ export function keysCreateCommand(): Command {
       '--expires-at <when>',
       'when the key stops working: 7d, 30d, 90d, 1y, a date (2027-01-31: the end of that day, UTC), an ISO 8601 date-time, or never (default: 90d, as on the settings screen)',
     )
+    .option('--allowed-ips <list>', 'comma-separated IPv4/IPv6 addresses or CIDR ranges the key may be used from (default: any address)')
     .option('--json', 'print { "id": N, "key": "<full key>" } as JSON')
-    .action(async (options: { account: string; scopes: string; name?: string; expiresAt?: string; json?: boolean }) => {
+    .action(async (options: { account: string; scopes: string; name?: string; expiresAt?: string; allowedIps?: string; json?: boolean }) => {
       const accountId = positiveInt('--account', options.account);
       await withStore(async ({ config, store, now }) => {
-        // The service reads the scopes, name and expiry (the screen's rules) and refuses every bad one at once.
+        // The service reads the scopes, name, expiry and addresses (the screen's rules) and refuses every bad one at once.
         const { id, key, record } = await createKey(store, {
           accountId,
           scopes: options.scopes.split(','),
           name: options.name ?? null,
           expiresAt: options.expiresAt,
+          allowedAddresses: options.allowedIps?.split(',') ?? [],
           now,
           keyPrefix: config.keyPrefix,
           actor: OPERATOR,

@@ -14,6 +14,7 @@ import { registerRevokeKeyForm } from './revoke-key-form.js';
 import { registerRollKey } from './roll-key.js';
 import { registerRollKeyForm } from './roll-key-form.js';
 import { registerSecurityLog } from './security-log.js';
+import { registerSetKeyAddresses } from './set-key-addresses.js';
 import { registerSetKeyScopes } from './set-key-scopes.js';
 import { registerSignIn } from './sign-in.js';
 import { registerSignOut } from './sign-out.js';
@@ -28,6 +29,7 @@ export async function registerSettingsRoutes(app: SettingsApp, context: Settings
   registerKeyDetails(app, context); //     GET  /settings/developer-api/keys/:id
   registerRenameKey(app, context); //      POST /settings/developer-api/keys/:id/name
   registerSetKeyScopes(app, context); //   POST /settings/developer-api/keys/:id/scopes
+  registerSetKeyAddresses(app, context); // POST /settings/developer-api/keys/:id/addresses
   registerRollKeyForm(app, context); //    GET  /settings/developer-api/keys/:id/roll
   registerRollKey(app, context); //        POST /settings/developer-api/keys/:id/roll
   registerRevokeKeyForm(app, context); //  GET  /settings/developer-api/keys/:id/revoke

@@ -11,7 +11,7 @@ export function registerKeyDetails(app: SettingsApp, context: SettingsContext): 
   app.get('/developer-api/keys/:id', async (request, reply) => {
     const session = requireSession(request);
     const keyId = keyIdParam(request.params);
-    const data = await keyDetailsData(context.deps, session.accountId, keyId, context.deps.clock.now());
+    const data = await keyDetailsData(context.deps, session.accountId, keyId, context.deps.clock.now(), request.clientAddress);
     const shell = await shellFor(context, request, reply, null);
     return sendPage(reply, 200, KeyDetailsPage({ shell, data, form: {}, notice: noticeFor(request.query) }));
   });

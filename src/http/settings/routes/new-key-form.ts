@@ -12,6 +12,6 @@ export function registerNewKeyForm(app: SettingsApp, context: SettingsContext): 
     const session = requireRecentSignIn(context, request);
     const blocked = await keyCreationRefusal(context.deps.store, session.accountId);
     const shell = await shellFor(context, request, reply, 'create');
-    return sendPage(reply, 200, CreateKeyPage({ shell, now: context.deps.clock.now(), blocked, values: EMPTY_CREATE_FORM, errors: {}, nonce: newNonce() }));
+    return sendPage(reply, 200, CreateKeyPage({ shell, now: context.deps.clock.now(), blocked, values: EMPTY_CREATE_FORM, errors: {}, nonce: newNonce(), clientAddress: request.clientAddress }));
   });
 }

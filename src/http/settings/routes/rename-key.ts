@@ -23,7 +23,7 @@ export function registerRenameKey(app: SettingsApp, context: SettingsContext): v
       return reply.redirect(withNotice(paths.key(keyId), 'renamed'), 303);
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
-      const data = await keyDetailsData(context.deps, session.accountId, keyId, now);
+      const data = await keyDetailsData(context.deps, session.accountId, keyId, now, request.clientAddress);
       const shell = await shellFor(context, request, reply, null);
       const form = error.field === 'name' ? { name: { value: name, error: error.message } } : { key: error.message };
       return sendPage(reply, 422, KeyDetailsPage({ shell, data, form, notice: null }));

@@ -26,7 +26,7 @@ export function registerSetKeyScopes(app: SettingsApp, context: SettingsContext)
       return reply.redirect(withNotice(paths.key(keyId), 'scopes'), 303);
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
-      const data = await keyDetailsData(context.deps, session.accountId, keyId, now);
+      const data = await keyDetailsData(context.deps, session.accountId, keyId, now, request.clientAddress);
       const shell = await shellFor(context, request, reply, null);
       const form = error.field === 'scopes' ? { scopes: { values: scopes, error: error.message } } : { key: error.message };
       return sendPage(reply, 422, KeyDetailsPage({ shell, data, form, notice: null }));

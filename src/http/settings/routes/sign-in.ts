@@ -25,13 +25,13 @@ export function registerSignIn(app: SettingsApp, context: SettingsContext): void
     }
     // A new sign-in replaces the session this browser had, whoever's it was.
     if (request.settingsSession !== null) await endSession(store, request.settingsSession.idHash);
-    const { token: cookie, session } = await startSession(store, result.accountId, now, request.ip);
+    const { token: cookie, session } = await startSession(store, result.accountId, now, request.clientAddress);
     request.settingsSession = session;
     await recordSecurityEvent(store.db, {
       accountId: result.accountId,
       at: now,
       kind: 'signed_in',
-      actor: { kind: 'owner', accountId: result.accountId, address: request.ip },
+      actor: { kind: 'owner', accountId: result.accountId, address: request.clientAddress },
     });
     request.log.info({ accountId: result.accountId }, 'settings: signed in');
     return reply

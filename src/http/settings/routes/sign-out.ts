@@ -18,7 +18,7 @@ export function registerSignOut(app: SettingsApp, context: SettingsContext): voi
         accountId: session.accountId,
         at: clock.now(),
         kind: 'signed_out',
-        actor: { kind: 'owner', accountId: session.accountId, address: request.ip },
+        actor: { kind: 'owner', accountId: session.accountId, address: request.clientAddress },
       });
       request.log.info({ accountId: session.accountId }, 'settings: signed out');
     }

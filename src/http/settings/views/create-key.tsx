@@ -1,7 +1,8 @@
-/** Create key: name, scopes (each with what it grants and its endpoints), expiry; errors at their fields. */
+/** Create key: name, scopes (each with what it grants and its endpoints), expiry, allowed addresses; errors at their fields. */
 import { DEFAULT_EXPIRY, MAX_LIVE_KEYS } from '../../../services/keys.service.js';
 import { endpointLabel, SCOPE_TABLE, SCOPES, UNSCOPED_ENDPOINTS } from '../../../domain/scopes.js';
 import { paths } from '../paths.js';
+import { AddressesField } from './allowed-addresses.js';
 import { Banner, FieldError, FormToken } from './components.js';
 import { ExpiryChoices, type ExpiryValues } from './expiry-choices.js';
 import { Layout, type SignedInShell } from './layout.js';
@@ -10,6 +11,7 @@ export interface FieldErrors {
   name?: string;
   scopes?: string;
   expiry?: string;
+  addresses?: string;
   /** A problem not tied to one field (the live-key limit, a lapsed plan). */
   form?: string;
 }
@@ -17,9 +19,11 @@ export interface FieldErrors {
 export interface CreateFormValues extends ExpiryValues {
   name: string;
   scopes: readonly string[];
+  /** Allowed addresses as typed; empty: any address. */
+  addresses: string;
 }
 
-export const EMPTY_CREATE_FORM: CreateFormValues = { name: '', scopes: [], expiry: DEFAULT_EXPIRY, expiryDate: '' };
+export const EMPTY_CREATE_FORM: CreateFormValues = { name: '', scopes: [], expiry: DEFAULT_EXPIRY, expiryDate: '', addresses: '' };
 
 export function ScopeChoices({ selected, error, idPrefix }: { selected: readonly string[]; error: string | undefined; idPrefix: string }) {
   return (
@@ -51,9 +55,13 @@ export interface CreateKeyPageProps {
   values: CreateFormValues;
   errors: FieldErrors;
   nonce: string;
+  /** The owner's address as this request came (TRUST_PROXY rule). */
+  clientAddress: string;
+  /** Set when the allowed addresses leave the owner's own address out: the form asks to "Create anyway". */
+  lockOutWarning?: string | null;
 }
 
-export function CreateKeyPage({ shell, now, blocked, values, errors, nonce }: CreateKeyPageProps) {
+export function CreateKeyPage({ shell, now, blocked, values, errors, nonce, clientAddress, lockOutWarning = null }: CreateKeyPageProps) {
   return (
     <Layout title="Create key" shell={shell}>
       <h1>Create key</h1>
@@ -91,9 +99,23 @@ export function CreateKeyPage({ shell, now, blocked, values, errors, nonce }: Cr
           </div>
           <ScopeChoices selected={values.scopes} error={errors.scopes} idPrefix="scope" />
           <ExpiryChoices now={now} values={values} error={errors.expiry} />
+          <AddressesField
+            idPrefix="addresses"
+            value={values.addresses}
+            clientAddress={clientAddress}
+            error={errors.addresses}
+            warning={lockOutWarning ?? undefined}
+            described={['addresses-hint', errors.addresses ? 'addresses-error' : null, lockOutWarning ? 'addresses-warning' : null].filter((x) => x !== null).join(' ')}
+          />
           <p class="hint">At most {MAX_LIVE_KEYS} working keys per account.</p>
           <div class="actions">
-            <button type="submit">Create key</button>
+            {lockOutWarning ? (
+              <button type="submit" name="lockout" value="accept" class="button-danger">
+                Create anyway
+              </button>
+            ) : (
+              <button type="submit">Create key</button>
+            )}
             <a href={paths.overview}>Cancel</a>
           </div>
         </form>

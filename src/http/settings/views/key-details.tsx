@@ -4,6 +4,7 @@
  */
 import { OUTCOMES, type LastUse, type Outcome, type Rejection } from '../../../metering/usage-stats.js';
 import { paths } from '../paths.js';
+import { AddressList, AllowedAddressesForm, type AddressesFormState } from './allowed-addresses.js';
 import { BarChart } from './bar-chart.js';
 import { Banner, FieldError, FormToken, Time } from './components.js';
 import { ScopeChoices } from './create-key.js';
@@ -21,10 +22,13 @@ export const OUTCOME_LABELS: Readonly<Record<Outcome, string>> = {
   quota_exceeded: 'Quota exceeded (429)',
   server_error: 'Server error (5xx)',
   revoked_or_expired: 'After revoke or expiry (401)',
+  refused_address: 'Refused address (401)',
 };
 
 export interface KeyDetailsData {
   now: number;
+  /** The owner's address as this request came (TRUST_PROXY rule): the lock-out warning is about it. */
+  clientAddress: string;
   key: KeyView;
   lastUse: LastUse | null;
   days: readonly string[];
@@ -37,6 +41,8 @@ export interface KeyDetailsData {
 export interface KeyDetailsForm {
   name?: { value: string; error: string };
   scopes?: { values: readonly string[]; error: string };
+  /** The allowed addresses as typed, refused (error) or waiting for "Save anyway" (warning). */
+  addresses?: AddressesFormState;
   /** A message about the key as a whole (it was revoked meanwhile, ...). */
   key?: string;
 }
@@ -79,6 +85,8 @@ export function KeyDetailsPage({
             </dd>
             <dt>Scopes</dt>
             <dd>{key.scopes.length === 0 ? 'None (only /me)' : <ScopeList scopes={key.scopes} />}</dd>
+            <dt>Allowed addresses</dt>
+            <dd>{key.allowedAddresses.length === 0 ? 'Any address' : <AddressList addresses={key.allowedAddresses} />}</dd>
             <dt>Created</dt>
             <dd>
               <Time at={key.createdAt} now={now} exact />
@@ -158,6 +166,7 @@ export function KeyDetailsPage({
                 </button>
               </div>
             </form>
+            <AllowedAddressesForm keyId={key.id} formToken={shell.formToken} current={key.allowedAddresses} clientAddress={data.clientAddress} form={form.addresses} />
             <form method="post" action={paths.keyScopes(key.id)} class="stack">
               <FormToken token={shell.formToken} />
               <ScopeChoices selected={form.scopes?.values ?? key.scopes} error={form.scopes?.error} idPrefix="scope" />

@@ -8,6 +8,8 @@ export interface KeyView {
   name: string;
   hint: string;
   scopes: readonly string[];
+  /** Addresses and CIDR ranges the key may be used from; empty: any address. */
+  allowedAddresses: readonly string[];
   createdAt: string;
   expiresAt: string | null;
   lastUsedAt: string | null;

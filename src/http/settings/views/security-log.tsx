@@ -8,6 +8,7 @@ const KIND_LABELS: Record<SecurityEventKind, string> = {
   key_created: 'Key created',
   key_renamed: 'Key renamed',
   key_scopes_changed: 'Scopes changed',
+  key_addresses_changed: 'Allowed addresses changed',
   key_rolled: 'Key rolled',
   key_revoked: 'Key revoked',
   signed_in: 'Signed in',
