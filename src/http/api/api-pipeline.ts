@@ -37,6 +37,7 @@ import { ifNoneMatchMatches, strongEtag } from './conditional.js';
 import { paramValidatorCompiler } from './param-validator.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import { isOutage, RETRY_AFTER_UNAVAILABLE_S } from '../store-unavailable.js';
+import { API_PREFIX } from './api-prefix.js';
 import { usageRecord } from './usage-record.js';
 
 /** Whether a logger at this level writes the per-request line (info); false for Fastify's silent logger. */
@@ -336,7 +337,8 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
     app.addHook('onResponse', async (request, reply) => {
       const { config: routeConfig, url: routeUrl } = request.routeOptions;
       if (stats !== null && routeConfig.public !== true) {
-        const record = usageRecord(request, reply.statusCode, clock.now());
+        const endpoint = routeConfig.meta !== undefined && routeUrl !== undefined ? routeUrl.slice(API_PREFIX.length) : null;
+        const record = usageRecord(request, reply.statusCode, clock.now(), reply.elapsedTime, endpoint);
         if (record !== null) stats.record(record);
       }
       const route = routeUrl ?? 'unknown';
