@@ -16,6 +16,8 @@ export const paths = {
   keyScopes: (id: number) => `/settings/developer-api/keys/${id}/scopes`,
   rollKey: (id: number) => `/settings/developer-api/keys/${id}/roll`,
   revokeKey: (id: number) => `/settings/developer-api/keys/${id}/revoke`,
+  keyUsageCsv: (id: number) => `/settings/developer-api/keys/${id}/usage.csv`,
+  usageCsv: '/settings/developer-api/usage.csv',
   securityLog: '/settings/developer-api/security-log',
   securityLogCsv: '/settings/developer-api/security-log.csv',
   stylesheet: '/settings/assets/settings.css',
