@@ -8,6 +8,8 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { createTestContext, V1, type TestContext } from '../helpers/test-app.js';
 import { keyIdOf } from '../helpers/pipeline-helpers.js';
 import { SettingsClient, textOf } from './settings-helpers.js';
+import { API_ENDPOINTS } from '../../src/http/settings/usage-depth-data.js';
+import { buildOpenApiDocument } from '../../src/cli/openapi-document.js';
 
 const key = (id: number, rest = '') => `/settings/developer-api/keys/${id}${rest}`;
 
@@ -20,6 +22,11 @@ function logRows(html: string): string[] {
 
 /** A CSV's rows, cells split (no quoted cells in these). */
 const csvRows = (text: string) => text.trimEnd().split('\r\n').map((line) => line.split(','));
+
+test('usage in depth names exactly the API\'s 12 endpoints (its OpenAPI paths)', async () => {
+  const paths = Object.keys((JSON.parse(await buildOpenApiDocument()) as { paths: Record<string, unknown> }).paths).map((p) => p.replace('/developer/v1', '').replace(/\{([A-Za-z]+)\}/g, ':$1'));
+  assert.deepEqual([...API_ENDPOINTS].sort(), paths.sort());
+});
 
 describe('request log and usage in depth', () => {
   let ctx: TestContext;
