@@ -287,6 +287,24 @@ function logEntryOf(r: RequestRecord, call: CallRecord): RequestLogEntry {
   };
 }
 
+/** How often a busy server writes the request log (flushes started by their number of records). */
+export const LOG_WRITE_MS = 1000;
+
+/** Adds a flush's log lines to those held: per key, the newest REQUEST_LOG_KEPT, oldest first, each request once. */
+export function mergeLog(held: Map<number, StatsBatch['log'][number]>, lines: StatsBatch['log']): void {
+  for (const entry of lines) {
+    const before = held.get(entry.keyId);
+    if (before === undefined) {
+      held.set(entry.keyId, { ...entry, items: [...entry.items] });
+      continue;
+    }
+    const seen = new Set(before.items.map((item) => item.requestId));
+    const items = [...before.items, ...entry.items.filter((item) => !seen.has(item.requestId))];
+    items.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+    before.items = items.slice(-REQUEST_LOG_KEPT);
+  }
+}
+
 /**
  * A flush that failed for some accounts only (a Redis Cluster with one master away): the others' records
  * were written and must not be written again. Any other error: nothing was written.
@@ -336,7 +354,7 @@ export abstract class BufferedUsageStats implements UsageStats {
     this.soon = true;
     setImmediate(() => {
       this.soon = false;
-      void this.flush().catch(() => {});
+      void this.write_(false).catch(() => {});
     });
   }
 
@@ -348,18 +366,40 @@ export abstract class BufferedUsageStats implements UsageStats {
     this.timer.unref();
   }
 
+  /**
+   * Request log lines summed from flushed records but not written yet: a flush started because
+   * FLUSH_RECORDS were held (a busy server, several a second) writes the log at most every LOG_WRITE_MS, its
+   * newest 100 lines per key; lines a later request pushed out are never written. Any other flush writes them.
+   */
+  private pendingLog = new Map<number, StatsBatch['log'][number]>();
+  private logWrittenAt = 0;
+
+  /** Writes everything held now (tests, and close). */
   flush(): Promise<void> {
+    return this.write_(true);
+  }
+
+  /** One write of what is held; `full` false: the request log only if LOG_WRITE_MS have passed since it last was. */
+  private write_(full: boolean): Promise<void> {
     if (this.timer !== null) {
       clearTimeout(this.timer);
       this.timer = null;
     }
     const next = this.writing.then(async () => {
       const records = this.held;
-      if (records.length === 0) return;
+      if (records.length === 0 && this.pendingLog.size === 0) return;
       this.held = [];
+      const batch = summarize(records);
+      mergeLog(this.pendingLog, batch.log);
+      const logDue = full || Date.now() - this.logWrittenAt >= LOG_WRITE_MS;
+      batch.log = logDue ? [...this.pendingLog.values()] : [];
+      if (logDue) this.pendingLog = new Map();
       try {
-        await this.write(summarize(records));
+        await this.write(batch);
         this.failing = false;
+        if (logDue) this.logWrittenAt = Date.now();
+        // The log held back is written by the timer's flush, if no other comes first.
+        if (this.pendingLog.size > 0) this.scheduleFlush();
       } catch (error) {
         this.failing = true;
         // Keep what was not written for the next flush, oldest dropped past the limit.
@@ -368,6 +408,8 @@ export abstract class BufferedUsageStats implements UsageStats {
         const kept = [...unwritten, ...this.held];
         this.dropped += Math.max(0, kept.length - MAX_HELD_RECORDS);
         this.held = kept.slice(-MAX_HELD_RECORDS);
+        // Log lines of the records kept come again from them; merging drops the copies (same request id).
+        mergeLog(this.pendingLog, failed === null ? batch.log : batch.log.filter((entry) => failed.has(entry.accountId)));
         this.scheduleFlush();
         throw error;
       }

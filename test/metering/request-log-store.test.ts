@@ -7,7 +7,15 @@ import { after, describe, test } from 'node:test';
 import { DatabaseUsageStats } from '../../src/metering/database-usage-stats.js';
 import { RedisUsageStats } from '../../src/metering/redis-usage-stats.js';
 import { histogramOf, hourOf, percentileOf, serverTimeBucket, SERVER_TIME_BOUNDS_MS } from '../../src/metering/usage-buckets.js';
-import { REQUEST_LOG_KEPT, REQUEST_LOG_MS, type RequestRecord, type UsageStats } from '../../src/metering/usage-stats.js';
+import {
+  FLUSH_RECORDS,
+  mergeLog,
+  REQUEST_LOG_KEPT,
+  REQUEST_LOG_MS,
+  type RequestRecord,
+  type StatsBatch,
+  type UsageStats,
+} from '../../src/metering/usage-stats.js';
 import { openTestStore, TEST_REDIS_URL, TEST_STORE, testRedisPrefix } from '../helpers/test-app.js';
 
 const T0 = Date.parse('2026-11-20T12:00:00.000Z');
@@ -118,6 +126,68 @@ for (const kind of kinds) {
     });
   });
 }
+
+describe('a busy server writes the request log at most once a second', () => {
+  test(`flushes started by ${FLUSH_RECORDS} records write the newest 100 lines when a second has passed; the timer's flush writes the rest`, async () => {
+    const store = await openTestStore();
+    const logs: number[] = [];
+    class Counting extends DatabaseUsageStats {
+      protected override async write(batch: StatsBatch): Promise<void> {
+        logs.push(batch.log.reduce((n, e) => n + e.items.length, 0));
+        await super.write(batch);
+      }
+    }
+    const stats = new Counting(store.store);
+    const turns = async (n: number) => {
+      for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
+    };
+    try {
+      let i = 0;
+      const burst = () => {
+        for (let n = 0; n < FLUSH_RECORDS; n++, i++) stats.record(record(3, T0 + i, i));
+      };
+      burst();
+      await turns(3);
+      burst();
+      // Writes on PostgreSQL take their time: wait for the two (the timer's may follow at once).
+      const started = Date.now();
+      while (logs.length < 2 && Date.now() - started < 10_000) await new Promise((resolve) => setTimeout(resolve, 10));
+      assert.deepEqual(logs.slice(0, 2), [REQUEST_LOG_KEPT, 0], 'the first write has the log, the next one (right after it) not');
+      // The held lines (the newest 100 of the second batch) are written by the timer, unasked.
+      const deadline = Date.now() + 10_000;
+      let newest = '';
+      while (newest !== `r-${i - 1}` && Date.now() < deadline) {
+        newest = (await stats.requestLog(7, 3, new Date(T0 - 1).toISOString()))[0]?.requestId ?? '';
+        if (newest !== `r-${i - 1}`) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.equal(newest, `r-${i - 1}`);
+      assert.equal((await stats.requestLog(7, 3, new Date(T0 - 1).toISOString())).length, REQUEST_LOG_KEPT);
+    } finally {
+      await stats.close();
+      await store.close();
+    }
+  });
+
+  test('merging held lines keeps the newest 100 per key, each request once', () => {
+    const held = new Map<number, StatsBatch['log'][number]>();
+    const line = (i: number) => ({ ...record(1, T0 + i, i), i });
+    const entry = (from: number, to: number): StatsBatch['log'][number] => ({
+      accountId: 7,
+      keyId: 1,
+      items: Array.from({ length: to - from + 1 }, (_, k) => {
+        const { at, call } = line(from + k);
+        return { at: new Date(at).toISOString(), method: 'GET', path: call!.url, status: 200, error: null, outcome: 'counted' as const, durationMs: 1, address: null, requestId: call!.requestId };
+      }),
+    });
+    mergeLog(held, [entry(1, 80)]);
+    mergeLog(held, [entry(50, 130)]);
+    const items = held.get(1)!.items;
+    assert.equal(items.length, REQUEST_LOG_KEPT);
+    assert.equal(items[0]!.requestId, 'r-31');
+    assert.equal(items[99]!.requestId, 'r-130');
+    assert.equal(new Set(items.map((x) => x.requestId)).size, REQUEST_LOG_KEPT);
+  });
+});
 
 describe('usage buckets: pure parts', () => {
   test('hours, server-time buckets and percentiles', () => {

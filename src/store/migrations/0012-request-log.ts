@@ -5,7 +5,7 @@
  * - key_usage_buckets: per key and UTC hour (`2026-11-24T08`, kept 2 days) or day (`2026-11-24`),
  *   requests by endpoint, by outcome (hours) and by server-time bucket.
  */
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Dialect } from '../dialect.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations must not depend on the current schema type
@@ -31,8 +31,6 @@ export function requestLogMigration(dialect: Dialect) {
         .addColumn('request_id', 'text', (c) => c.notNull())
         .execute();
       await db.schema.createIndex('key_request_log_key').on('key_request_log').columns(['key_id', 'at', 'id']).execute();
-      // The purge of lines past 7 days, for keys no longer used.
-      await sql`create index key_request_log_at on key_request_log (at)`.execute(db);
 
       await db.schema
         .createTable('key_usage_buckets')
