@@ -53,3 +53,32 @@ describe('notices', () => {
     assert.deepEqual(await pending(), []);
   });
 });
+
+describe('a key used from a new address (read from its request log)', () => {
+  const from = (address: string, keyRef = 'alice-second') =>
+    ctx.app.inject({ method: 'GET', url: `${V1}/me`, headers: { 'x-api-key': ctx.loaded.keys[keyRef]! }, remoteAddress: address });
+  const refreshWithLog = async () => {
+    await ctx.stats.flush();
+    return refreshNotices(ctx.store, ctx.meter, { now: ctx.clock.now(), planLimits: ctx.config.planLimits, stats: ctx.stats });
+  };
+
+  it("a key's first addresses are not news; a later one is noticed once, naming key and address; a refused attempt is nobody's use", async () => {
+    assert.deepEqual(await pending(), []);
+    assert.equal((await from('127.0.0.1')).statusCode, 200);
+    assert.equal(await refreshWithLog(), 0, "a key's first address is not news");
+    assert.deepEqual(await pending(), []);
+    ctx.clock.advance(60_000);
+    assert.equal((await from('203.0.113.7')).statusCode, 200);
+    assert.equal((await from('127.0.0.1')).statusCode, 200);
+    assert.equal((await from('198.51.100.9', 'alice-revoked')).statusCode, 401);
+    assert.equal(await refreshWithLog(), 1);
+    const notices = await pending();
+    assert.deepEqual(notices.map((n) => [n.kind, n.key?.name, n.account.email]), [['key_new_address', 'second key', 'alice@example.com']]);
+    assert.match(notices[0]!.detail, /^used from 203\.0\.113\.7, first at 20[0-9-]+ [0-9:]+ UTC$/);
+    assert.equal(await refreshWithLog(), 0, 'noticed once');
+    await ackNotices(ctx.store, notices.map((n) => n.id), ctx.clock.now());
+    assert.equal((await from('203.0.113.7')).statusCode, 200);
+    assert.equal(await refreshWithLog(), 0, 'acknowledged: not again');
+    assert.deepEqual(await pending(), []);
+  });
+});
