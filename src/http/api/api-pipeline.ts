@@ -337,7 +337,8 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
     app.addHook('onResponse', async (request, reply) => {
       const { config: routeConfig, url: routeUrl } = request.routeOptions;
       if (stats !== null && routeConfig.public !== true) {
-        const endpoint = routeConfig.meta !== undefined && routeUrl !== undefined ? routeUrl.slice(API_PREFIX.length) : null;
+        // An API route (its HEAD and OPTIONS twins included) by its path under the prefix; null for none.
+        const endpoint = (routeConfig.meta !== undefined || routeConfig.preflight === true) && routeUrl !== undefined ? routeUrl.slice(API_PREFIX.length) : null;
         const record = usageRecord(request, reply.statusCode, clock.now(), reply.elapsedTime, endpoint);
         if (record !== null) stats.record(record);
       }

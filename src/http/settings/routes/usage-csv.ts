@@ -24,7 +24,7 @@ export function usageCsv(usage: UsageDepth): string {
     usage.unit === 'hour' ? 'hour_utc' : 'day_utc',
     ...OUTCOMES,
     'outcomes_total',
-    ...usage.endpoints.map((e) => (e.endpoint === 'other' ? 'other_paths' : `GET ${e.endpoint}`)),
+    ...usage.endpoints.map((e) => (e.endpoint === 'other' ? 'other_paths' : e.endpoint)),
     'p50_ms',
     'p95_ms',
     'p99_ms',

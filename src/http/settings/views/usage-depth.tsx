@@ -79,7 +79,7 @@ export function UsageDepthSection({ usage, base, csv, subject }: { usage: UsageD
             {usage.endpoints.map((e) => (
               <tr>
                 <th scope="row" class="mono">
-                  {e.endpoint === 'other' ? 'Other (no such path)' : `GET ${e.endpoint}`}
+                  {e.endpoint === 'other' ? 'Other (no such path)' : e.endpoint}
                 </th>
                 <td class="num">{formatCount(e.total)}</td>
               </tr>
