@@ -6,7 +6,7 @@
  * per second and of the server's CPU time per request (user + system, from /proc): on a machine shared
  * with other work, throughput swings with the neighbours' load, CPU time per request much less.
  *
- *   node --import tsx bench/stats-overhead.ts            (RUNS=3, BENCH_DURATION=10s, BENCH_WARMUP=3s)
+ *   node --import tsx bench/stats-overhead.ts            (RUNS=3, BENCH_DURATION=10s, BENCH_WARMUP=3s, BENCH_PORT=18300)
  *
  *   node --import tsx bench/stats-overhead.ts --micro    the added work alone, in CPU time per request: what
  *   the onResponse hook adds (usageRecord + record) and the flushes, over MICRO_REQUESTS records shaped like
@@ -102,7 +102,8 @@ async function compare(): Promise<void> {
     writeFileSync(keysFile, `${seeded.keys.demo}\n${seeded.keys.collector}\n`);
     const results: Record<'off' | 'on', number[]> = { off: [], on: [] };
     const cpuUs: Record<'off' | 'on', number[]> = { off: [], on: [] };
-    let port = 18300;
+    // BENCH_PORT: where the servers listen (one port per run, counting up), as `npm run bench` takes it.
+    let port = Number(process.env.BENCH_PORT ?? 18300);
     for (let run = 1; run <= RUNS; run++) {
       for (const mode of ['off', 'on'] as const) {
         const child = await startServer(mode, databaseUrl, port);
@@ -170,7 +171,7 @@ async function micro(): Promise<void> {
       const status = i % 10 === 0 ? 404 : 200;
       const req = request(i, status);
       const start = process.cpuUsage();
-      const record = usageRecord(req, status, now + i);
+      const record = usageRecord(req, status, now + i, 1.25, '/catalogue/:id');
       if (record !== null) stats.record(record);
       const used = process.cpuUsage(start);
       hookUs += used.user + used.system;

@@ -17,7 +17,7 @@ import { connectRedis, redisReady, type RedisTarget } from '../metering/redis-cl
 import { accountKey, DAY_KEPT_S, QUOTA_KEPT_AFTER_RESET_S } from '../metering/redis-meter.js';
 import { globEscape } from '../metering/redis-upgrade-keys.js';
 import { RedisUsageStats } from '../metering/redis-usage-stats.js';
-import { isOutcome, type StatsBatch } from '../metering/usage-stats.js';
+import { isOutcome, type LogOutcome, type StatsBatch } from '../metering/usage-stats.js';
 import type { Database } from '../store/schema.js';
 import { shownUrl } from './shown-url.js';
 
@@ -30,7 +30,7 @@ export interface RedisCopy {
   dayCounts: number;
   lastUses: number;
   burstTimes: number;
-  /** Keys whose owners' statistics (day outcomes, last use, rejections) were written. */
+  /** Keys whose owners' statistics (day outcomes, last use, rejections, request log, usage buckets) were written. */
   statsKeys: number;
 }
 
@@ -185,14 +185,46 @@ async function copyStats(session: RedisSession, trx: Kysely<Database>, sinceDay:
     entry.items.push({ at: r.at, method: r.method, path: r.path, status: r.status, error: r.error, message: r.message, requestId: r.request_id });
     rejections.set(r.key_id, entry);
   }
+  const logged = await trx
+    .selectFrom('key_request_log as l')
+    .innerJoin('api_keys as k', 'k.id', 'l.key_id')
+    .select(['k.account_id', 'l.key_id', 'l.at', 'l.method', 'l.path', 'l.status', 'l.error', 'l.outcome', 'l.duration_ms', 'l.address', 'l.request_id'])
+    .orderBy('l.key_id')
+    .orderBy(sql`l.at`)
+    .orderBy('l.id')
+    .execute();
+  const log = new Map<number, StatsBatch['log'][number]>();
+  for (const l of logged) {
+    const entry = log.get(l.key_id) ?? { accountId: l.account_id, keyId: l.key_id, items: [] };
+    entry.items.push({
+      at: l.at,
+      method: l.method,
+      path: l.path,
+      status: l.status,
+      error: l.error,
+      outcome: l.outcome as LogOutcome,
+      durationMs: Number(l.duration_ms),
+      address: l.address,
+      requestId: l.request_id,
+    });
+    log.set(l.key_id, entry);
+  }
+  const buckets = await trx
+    .selectFrom('key_usage_buckets as b')
+    .innerJoin('api_keys as k', 'k.id', 'b.key_id')
+    .select(['k.account_id', 'b.key_id', 'b.period', 'b.field', 'b.requests'])
+    .where('b.period', '>=', sinceDay)
+    .execute();
   const batch: StatsBatch = {
     outcomes: outcomes.flatMap((o) =>
       isOutcome(o.outcome) ? [{ accountId: o.account_id, keyId: o.key_id, day: o.day, outcome: o.outcome, requests: o.requests }] : [],
     ),
     lastUse: lastUse.map((u) => ({ accountId: u.account_id, keyId: u.key_id, at: Date.parse(u.at), address: u.address })),
     rejections: [...rejections.values()],
+    log: [...log.values()],
+    buckets: buckets.map((b) => ({ accountId: b.account_id, keyId: b.key_id, period: b.period, field: b.field, requests: Number(b.requests) })),
   };
-  const keys = new Set([...outcomes.map((o) => o.key_id), ...lastUse.map((u) => u.key_id), ...rejections.keys()]);
+  const keys = new Set([...outcomes.map((o) => o.key_id), ...lastUse.map((u) => u.key_id), ...rejections.keys(), ...log.keys(), ...buckets.map((b) => b.key_id)]);
   if (keys.size === 0) return 0;
   const writer = new StatsWriter(session.target, { prefix: session.prefix });
   try {
@@ -206,8 +238,14 @@ async function copyStats(session: RedisSession, trx: Kysely<Database>, sinceDay:
 
 /** The batch in parts of at most CHUNK entries of each kind: one pipeline each, well within a command's timeout. */
 function* batches(batch: StatsBatch): Generator<StatsBatch> {
-  const longest = Math.max(batch.outcomes.length, batch.lastUse.length, batch.rejections.length);
+  const longest = Math.max(batch.outcomes.length, batch.lastUse.length, batch.rejections.length, batch.log.length, batch.buckets.length);
   for (let i = 0; i < longest; i += CHUNK) {
-    yield { outcomes: batch.outcomes.slice(i, i + CHUNK), lastUse: batch.lastUse.slice(i, i + CHUNK), rejections: batch.rejections.slice(i, i + CHUNK) };
+    yield {
+      outcomes: batch.outcomes.slice(i, i + CHUNK),
+      lastUse: batch.lastUse.slice(i, i + CHUNK),
+      rejections: batch.rejections.slice(i, i + CHUNK),
+      log: batch.log.slice(i, i + CHUNK),
+      buckets: batch.buckets.slice(i, i + CHUNK),
+    };
   }
 }

@@ -48,6 +48,8 @@ export const TABLE_RULES: Readonly<Record<string, TableRule>> = {
   key_outcomes_daily: { kind: 'rows' },
   key_rejections: { kind: 'rows' },
   key_last_use: { kind: 'rows' },
+  key_request_log: { kind: 'rows' },
+  key_usage_buckets: { kind: 'rows' },
   settings_secrets: { kind: 'rows' },
   settings_handover_uses: { kind: 'rows' },
   settings_sessions: { kind: 'rows' },

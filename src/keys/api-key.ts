@@ -87,6 +87,14 @@ export function redactKeys(text: string): string {
   return decoded.search(KEY_PATTERN) === -1 ? text : decoded.replace(KEY_PATTERN, '[redacted]');
 }
 
+/**
+ * A line with every key and every sign-in link's token (a credential until used) cut out: what the app's
+ * log lines and the owners' request log show of a URL (src/http/log-redaction.ts).
+ */
+export function redactSecrets(text: string): string {
+  return redactKeys(text).replace(/([?&]token=)[^&"\s]*/g, '$1[redacted]');
+}
+
 /** How a key is named to people once only its last four characters are kept: `shelf_live_…abcd`. */
 export function keyHint(keyPrefix: string, lastFour: string): string {
   return `${keyPrefix}_live_…${lastFour}`;

@@ -1,7 +1,9 @@
 /**
  * Per-key statistics in the database (SQLite or PostgreSQL), written with the same Kysely statements on
- * both: per flush, upserts of the day counts and of the last uses, one insert of the rejections and one
- * delete keeping the newest 20 per key, in one transaction. On SQLite the upserts run row by row through
+ * both: per flush, upserts of the day counts, of the last uses and of the usage buckets, one insert of the
+ * rejections and one delete keeping the newest 20 per key, one insert of the request log's lines and one
+ * delete keeping the newest 100 per key, in one transaction. Every 10 minutes or so a flush also drops
+ * request log lines past 7 days and hour buckets past 2 days (of keys no longer used). On SQLite the upserts run row by row through
  * statements prepared once (cheaper than building and preparing a statement of hundreds of rows per flush).
  *
  * SQLite: the flush runs synchronously on the store's connection (as the meter does), so nothing else can
@@ -14,7 +16,23 @@ import { sql, type Compilable, type Kysely } from 'kysely';
 import type { Store } from '../store/database.js';
 import type { Database } from '../store/schema.js';
 import { withBusyTimeout } from './sqlite-busy-timeout.js';
-import { BufferedUsageStats, outcomesByDay, REJECTIONS_KEPT, type DayOutcomes, type LastUse, type Rejection, type StatsBatch } from './usage-stats.js';
+import { HOURS_KEPT_MS, hourOf } from './usage-buckets.js';
+import {
+  BufferedUsageStats,
+  outcomesByDay,
+  REJECTIONS_KEPT,
+  REQUEST_LOG_KEPT,
+  REQUEST_LOG_MS,
+  type DayOutcomes,
+  type LastUse,
+  type LogOutcome,
+  type Rejection,
+  type RequestLogEntry,
+  type StatsBatch,
+} from './usage-stats.js';
+
+/** How often (real time) a flush also purges what is past its time. */
+const PURGE_EVERY_MS = 10 * 60_000;
 
 /** Rows per statement: well under SQLite's limit of bound parameters. */
 const ROWS_PER_STATEMENT = 500;
@@ -43,6 +61,64 @@ const lastUseUpsert = (db: Kysely<Database>, rows: StatsBatch['lastUse']) =>
         // Another server may write an older use after a newer one: the latest stays.
         .where(sql<boolean>`excluded.at >= key_last_use.at`),
     );
+
+const bucketsUpsert = (db: Kysely<Database>, rows: StatsBatch['buckets']) =>
+  db
+    .insertInto('key_usage_buckets')
+    .values(rows.map((r) => ({ key_id: r.keyId, period: r.period, field: r.field, requests: r.requests })))
+    .onConflict((oc) => oc.columns(['key_id', 'period', 'field']).doUpdateSet({ requests: sql`key_usage_buckets.requests + excluded.requests` }));
+
+type LogRow = RequestLogEntry & { keyId: number };
+
+const logInsert = (db: Kysely<Database>, rows: readonly LogRow[]) =>
+  db.insertInto('key_request_log').values(
+    rows.map((r) => ({
+      key_id: r.keyId,
+      at: r.at,
+      method: r.method,
+      path: r.path,
+      status: r.status,
+      error: r.error,
+      outcome: r.outcome,
+      duration_ms: r.durationMs,
+      address: r.address,
+      request_id: r.requestId,
+    })),
+  );
+
+/** The request log's rows of these keys past the newest REQUEST_LOG_KEPT of each: one statement for all. */
+const logTrim = (db: Kysely<Database>, keyIds: readonly number[]) =>
+  db.deleteFrom('key_request_log').where('id', 'in', (eb) =>
+    eb
+      .selectFrom(
+        eb
+          .selectFrom('key_request_log')
+          .select(['id', sql<number>`row_number() over (partition by key_id order by at desc, id desc)`.as('n')])
+          .where('key_id', 'in', [...keyIds])
+          .as('ranked'),
+      )
+      .select('ranked.id')
+      .where('ranked.n', '>', REQUEST_LOG_KEPT),
+  );
+
+/** What is past its time, `newest` being the latest request written (epoch ms, the app's clock). */
+const purges = (db: Kysely<Database>, newest: number): Compilable[] => [
+  db.deleteFrom('key_request_log').where('at', '<', new Date(newest - REQUEST_LOG_MS).toISOString()),
+  db
+    .deleteFrom('key_usage_buckets')
+    .where(sql<number>`length(period)`, '=', 13)
+    .where('period', '<', hourOf(newest - HOURS_KEPT_MS)),
+];
+
+/** The latest request of a batch (epoch ms), or null for none. */
+function newestOf(batch: StatsBatch): number | null {
+  let newest: number | null = null;
+  for (const entry of batch.log) {
+    const last = entry.items[entry.items.length - 1];
+    if (last !== undefined) newest = Math.max(newest ?? 0, Date.parse(last.at));
+  }
+  return newest;
+}
 
 /** The rejections' insert and the delete keeping the newest 20 per key. */
 function rejectionStatements(db: Kysely<Database>, batch: StatsBatch): Compilable[] {
@@ -97,13 +173,31 @@ export class DatabaseUsageStats extends BufferedUsageStats {
     this.sqlite = store.sqlite;
   }
 
+  /** Real time of the last purge; the first flush purges. */
+  private purgedAt = 0;
+
+  /** The request log's statements of a batch: its lines, the trim to 100 per key, and now and then the purges. */
+  private logStatements(batch: StatsBatch): Compilable[] {
+    const lines = batch.log.flatMap((entry) => entry.items.map((item) => ({ ...item, keyId: entry.keyId })));
+    const out: Compilable[] = chunks(lines).map((rows) => logInsert(this.db, rows));
+    for (const entries of chunks(batch.log)) out.push(logTrim(this.db, entries.map((e) => e.keyId)));
+    const newest = newestOf(batch);
+    if (newest !== null && Date.now() - this.purgedAt >= PURGE_EVERY_MS) {
+      this.purgedAt = Date.now();
+      out.push(...purges(this.db, newest));
+    }
+    return out;
+  }
+
   protected async write(batch: StatsBatch): Promise<void> {
     const conn = this.sqlite;
     if (conn === null) {
       const queries = [
         ...chunks(batch.outcomes).map((rows) => outcomesUpsert(this.db, rows)),
         ...chunks(batch.lastUse).map((rows) => lastUseUpsert(this.db, rows)),
+        ...chunks(batch.buckets).map((rows) => bucketsUpsert(this.db, rows)),
         ...rejectionStatements(this.db, batch),
+        ...this.logStatements(batch),
       ];
       if (queries.length === 0) return;
       await this.db.transaction().execute(async (trx) => {
@@ -111,20 +205,35 @@ export class DatabaseUsageStats extends BufferedUsageStats {
       });
       return;
     }
-    if (batch.outcomes.length === 0 && batch.lastUse.length === 0 && batch.rejections.length === 0) return;
+    if (batch.outcomes.length === 0 && batch.lastUse.length === 0 && batch.rejections.length === 0 && batch.log.length === 0 && batch.buckets.length === 0) return;
     // An operator's transaction open on this connection (never in a serving process): do not join it.
     if (conn.inTransaction) throw new Error('the store connection is inside a transaction; written at the next flush');
-    const { outcome, lastUse } = (this.#rowStatements ??= this.#prepareRowStatements(conn));
+    const { outcome, lastUse, bucket, line } = (this.#rowStatements ??= this.#prepareRowStatements(conn));
     const rejections = rejectionStatements(this.db, batch).map((q) => q.compile());
-    withBusyTimeout(conn, 0, () =>
-      conn
-        .transaction(() => {
-          for (const r of batch.outcomes) outcome.run(r.keyId, r.day, r.outcome, r.requests);
-          for (const r of batch.lastUse) lastUse.run(r.keyId, new Date(r.at).toISOString(), r.address);
-          for (const q of rejections) conn.prepare(q.sql).run(...(q.parameters as unknown[]));
-        })
-        .immediate(),
-    );
+    const purgesAt = this.purgedAt;
+    const newest = newestOf(batch);
+    const purge = newest !== null && Date.now() - this.purgedAt >= PURGE_EVERY_MS ? purges(this.db, newest).map((q) => q.compile()) : [];
+    const trims = chunks(batch.log).map((entries) => logTrim(this.db, entries.map((e) => e.keyId)).compile());
+    try {
+      if (purge.length > 0) this.purgedAt = Date.now();
+      withBusyTimeout(conn, 0, () =>
+        conn
+          .transaction(() => {
+            for (const r of batch.outcomes) outcome.run(r.keyId, r.day, r.outcome, r.requests);
+            for (const r of batch.lastUse) lastUse.run(r.keyId, new Date(r.at).toISOString(), r.address);
+            for (const r of batch.buckets) bucket.run(r.keyId, r.period, r.field, r.requests);
+            for (const q of rejections) conn.prepare(q.sql).run(...(q.parameters as unknown[]));
+            for (const entry of batch.log) {
+              for (const l of entry.items) line.run(entry.keyId, l.at, l.method, l.path, l.status, l.error, l.outcome, l.durationMs, l.address, l.requestId);
+            }
+            for (const q of [...trims, ...purge]) conn.prepare(q.sql).run(...(q.parameters as unknown[]));
+          })
+          .immediate(),
+      );
+    } catch (error) {
+      this.purgedAt = purgesAt;
+      throw error;
+    }
   }
 
   /**
@@ -132,7 +241,12 @@ export class DatabaseUsageStats extends BufferedUsageStats {
    * rows are hundreds: a multi-row statement built, compiled and prepared per flush cost 9 ms for 500
    * records). Their text is Kysely's for one row, checked to take its values in the order run() gives them.
    */
-  #rowStatements: { outcome: SqliteDatabase.Statement; lastUse: SqliteDatabase.Statement } | null = null;
+  #rowStatements: {
+    outcome: SqliteDatabase.Statement;
+    lastUse: SqliteDatabase.Statement;
+    bucket: SqliteDatabase.Statement;
+    line: SqliteDatabase.Statement;
+  } | null = null;
 
   #prepareRowStatements(conn: SqliteDatabase.Database) {
     const prepare = (query: Compilable, expected: unknown[]) => {
@@ -144,6 +258,13 @@ export class DatabaseUsageStats extends BufferedUsageStats {
     return {
       outcome: prepare(outcomesUpsert(this.db, [{ accountId: 0, keyId: 1, day: 'd', outcome: 'counted', requests: 2 }]), [1, 'd', 'counted', 2]),
       lastUse: prepare(lastUseUpsert(this.db, [{ accountId: 0, keyId: 1, at, address: 'a' }]), [1, new Date(at).toISOString(), 'a']),
+      bucket: prepare(bucketsUpsert(this.db, [{ accountId: 0, keyId: 1, period: 'p', field: 'f', requests: 2 }]), [1, 'p', 'f', 2]),
+      line: prepare(
+        logInsert(this.db, [
+          { keyId: 1, at: 'a', method: 'm', path: 'p', status: 2, error: 'e', outcome: 'counted', durationMs: 3, address: 'd', requestId: 'r' },
+        ]),
+        [1, 'a', 'm', 'p', 2, 'e', 'counted', 3, 'd', 'r'],
+      ),
     };
   }
 
@@ -174,6 +295,47 @@ export class DatabaseUsageStats extends BufferedUsageStats {
     if (keyIds.length === 0) return new Map();
     const rows = await this.db.selectFrom('key_last_use').select(['key_id', 'at', 'address']).where('key_id', 'in', [...keyIds]).execute();
     return new Map(rows.map((r) => [Number(r.key_id), { at: r.at, address: r.address }]));
+  }
+
+  async requestLog(_accountId: number, keyId: number, since: string): Promise<RequestLogEntry[]> {
+    const rows = await this.db
+      .selectFrom('key_request_log')
+      .select(['at', 'method', 'path', 'status', 'error', 'outcome', 'duration_ms', 'address', 'request_id'])
+      .where('key_id', '=', keyId)
+      .where('at', '>=', since)
+      .orderBy('at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(REQUEST_LOG_KEPT)
+      .execute();
+    return rows.map((r) => ({
+      at: r.at,
+      method: r.method,
+      path: r.path,
+      status: Number(r.status),
+      error: r.error,
+      outcome: r.outcome as LogOutcome,
+      durationMs: Number(r.duration_ms),
+      address: r.address,
+      requestId: r.request_id,
+    }));
+  }
+
+  async usageBuckets(_accountId: number, keyIds: readonly number[], periods: readonly string[]): Promise<Map<string, Map<string, number>>> {
+    const out = new Map<string, Map<string, number>>();
+    if (keyIds.length === 0 || periods.length === 0) return out;
+    const rows = await this.db
+      .selectFrom('key_usage_buckets')
+      .select(['period', 'field', (eb) => eb.fn.sum<number | string>('requests').as('requests')])
+      .where('key_id', 'in', [...keyIds])
+      .where('period', 'in', [...periods])
+      .groupBy(['period', 'field'])
+      .execute();
+    for (const r of rows) {
+      const fields = out.get(r.period) ?? new Map<string, number>();
+      fields.set(r.field, Number(r.requests));
+      out.set(r.period, fields);
+    }
+    return out;
   }
 
   protected async disconnect(): Promise<void> {

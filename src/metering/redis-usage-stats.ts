@@ -3,7 +3,8 @@
  * carries the hash tag `{<account id>}`, so an account's statistics share one hash slot (beside its meter on
  * a Redis Cluster). A flush is one pipeline on one Redis, one per account on a cluster, all sent at once:
  * HINCRBY per key, day and outcome; the last use kept only if newer (a small script, so servers writing out
- * of order cannot move it back); LPUSH + LTRIM for the rejections. Everything expires.
+ * of order cannot move it back); LPUSH + LTRIM for the rejections and for the request log (100 lines, 7
+ * days); HINCRBY per key, period (hour or day) and field for the usage buckets. Everything expires.
  *
  * Per account on a cluster, because a pipeline runs on one master only and different accounts' slots lie
  * on different masters. When some accounts' pipelines fail (their master is away), only their records are
@@ -11,21 +12,29 @@
  */
 import { Cluster, type ChainableCommander } from 'ioredis';
 import { connectRedis, redisReady, type RedisTarget, type ScriptedRedis } from './redis-client.js';
+import { HOURS_KEPT_MS } from './usage-buckets.js';
 import {
   BufferedUsageStats,
   daysBetween,
   outcomesByDay,
   REJECTIONS_KEPT,
+  REQUEST_LOG_KEPT,
+  REQUEST_LOG_MS,
   StatsWriteError,
   type DayOutcomes,
   type LastUse,
   type Rejection,
+  type RequestLogEntry,
   type StatsBatch,
 } from './usage-stats.js';
 
 const COMMAND_TIMEOUT_MS = 1000;
 const DAYS_KEPT_S = 400 * 86_400;
 const REJECTIONS_KEPT_S = 90 * 86_400;
+const HOURS_KEPT_S = HOURS_KEPT_MS / 1000;
+const LOG_KEPT_S = REQUEST_LOG_MS / 1000;
+/** An hour's period (`2026-11-24T08`) is 13 characters, a day's 10. */
+const isHour = (period: string) => period.length === 13;
 
 // KEYS: 1 the account's last-use hash. ARGV: 1 key id, 2 at ms, 3 address, 4 ttl s.
 // The value is "<at ms> <address>": replaced only by a use at least as recent.
@@ -89,6 +98,15 @@ export class RedisUsageStats extends BufferedUsageStats {
       // Oldest first, so the newest ends at the head of the list.
       pipelineOf(r.accountId).lpush(key, ...r.items.map((item) => JSON.stringify(item))).ltrim(key, 0, REJECTIONS_KEPT - 1).expire(key, REJECTIONS_KEPT_S);
     }
+    for (const b of batch.buckets) {
+      const key = this.key(b.accountId, 'use', b.keyId, b.period);
+      pipelineOf(b.accountId).hincrby(key, b.field, b.requests).expire(key, isHour(b.period) ? HOURS_KEPT_S : DAYS_KEPT_S);
+    }
+    for (const l of batch.log) {
+      const key = this.key(l.accountId, 'log', l.keyId);
+      // Oldest first, so the newest ends at the head of the list; a key unused for 7 days loses its log.
+      pipelineOf(l.accountId).lpush(key, ...l.items.map((item) => JSON.stringify(item))).ltrim(key, 0, REQUEST_LOG_KEPT - 1).expire(key, LOG_KEPT_S);
+    }
     const ids = [...pipelines.keys()];
     const settled = await Promise.allSettled([...pipelines.values()].map(async (pipeline) => {
       const results = await pipeline.exec();
@@ -133,6 +151,30 @@ export class RedisUsageStats extends BufferedUsageStats {
       const address = value.slice(space + 1);
       out.set(id, { at: new Date(Number(value.slice(0, space))).toISOString(), address: address === '' ? null : address });
     });
+    return out;
+  }
+
+  async requestLog(accountId: number, keyId: number, since: string): Promise<RequestLogEntry[]> {
+    const items = await this.redis.lrange(this.key(accountId, 'log', keyId), 0, REQUEST_LOG_KEPT - 1);
+    return items.map((item) => JSON.parse(item) as RequestLogEntry).filter((entry) => entry.at >= since);
+  }
+
+  async usageBuckets(accountId: number, keyIds: readonly number[], periods: readonly string[]): Promise<Map<string, Map<string, number>>> {
+    const out = new Map<string, Map<string, number>>();
+    if (keyIds.length === 0 || periods.length === 0) return out;
+    const pipeline = this.redis.pipeline();
+    for (const keyId of keyIds) for (const period of periods) pipeline.hgetall(this.key(accountId, 'use', keyId, period));
+    const results = (await pipeline.exec()) ?? [];
+    let i = 0;
+    for (let k = 0; k < keyIds.length; k++) {
+      for (const period of periods) {
+        const [error, value] = results[i++] ?? [new Error('missing reply'), null];
+        if (error) throw error;
+        const fields = out.get(period) ?? new Map<string, number>();
+        for (const [field, n] of Object.entries((value ?? {}) as Record<string, string>)) fields.set(field, (fields.get(field) ?? 0) + Number(n));
+        out.set(period, fields);
+      }
+    }
     return out;
   }
 

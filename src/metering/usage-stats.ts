@@ -1,6 +1,8 @@
 /**
  * Per-key statistics for account owners (docs/contract.md, "Metering"): requests per UTC day by outcome, the
- * last use (time and client address), and the last 20 rejected requests. Unlike the quota, which stays
+ * last use (time and client address), the last 20 rejected requests, the request log (the last 100 requests
+ * of every outcome, 7 days), and usage in depth (per hour and per day: requests by endpoint, by outcome, and
+ * a histogram of server time, usage-buckets.ts). Unlike the quota, which stays
  * exact and durable in the meter, these are gathered in memory and written in batches at most a second
  * later (one transaction, or Redis pipelines, per flush), so that a request only pays for an array push.
  * A normal stop (close) writes what is still held.
@@ -11,7 +13,9 @@
  */
 import type { Selectable } from 'kysely';
 import type { KeyRejectionsTable } from '../store/schema.js';
+import { redactSecrets } from '../keys/api-key.js';
 import { dayOf } from './periods.js';
+import { UsageBucketCounter } from './usage-buckets.js';
 
 export const OUTCOMES = [
   'counted',
@@ -53,6 +57,51 @@ export interface LastUse {
   address: string | null;
 }
 
+/** How many requests a key's request log keeps, and for how long. */
+export const REQUEST_LOG_KEPT = 100;
+export const REQUEST_LOG_MS = 7 * 86_400_000;
+
+/**
+ * What a key's request log shows of a request: not only the outcomes of the day buckets, `not_counted` is
+ * the rest (/me, OPTIONS, a lapsed plan's 403).
+ */
+export type LogOutcome = Outcome | 'not_counted';
+
+/** One line of a key's request log, as stored and as the owner sees it. */
+export interface RequestLogEntry {
+  /** ISO 8601 UTC. */
+  at: string;
+  method: string;
+  /** Path and query string, keys and sign-in tokens redacted, cut short past 300 characters. */
+  path: string;
+  status: number;
+  /** The error code answered, null for a success. */
+  error: string | null;
+  outcome: LogOutcome;
+  /** Server time: from the request's arrival to the end of the answer, in ms (two decimals). */
+  durationMs: number;
+  address: string | null;
+  /** The X-Request-Id the client got. */
+  requestId: string;
+}
+
+/**
+ * What the request log and the usage buckets take of a request, as cheap to gather as can be: the URL is
+ * scanned for keys only when a flush keeps its line (the newest 100 per key).
+ */
+export interface CallRecord {
+  method: string;
+  /** The URL as received (path and query), not yet redacted. */
+  url: string;
+  status: number;
+  error: string | null;
+  durationMs: number;
+  address: string | null;
+  requestId: string;
+  /** The API route it matched without the /developer/v1 prefix (`/catalogue/:id`), null for none. */
+  endpoint: string | null;
+}
+
 /** One request that reached a key, as the pipeline saw it when answering. */
 export interface RequestRecord {
   accountId: number;
@@ -65,6 +114,8 @@ export interface RequestRecord {
   address: string | null;
   used: boolean;
   rejection: Rejection | null;
+  /** For the request log and the usage buckets; records made outside the pipeline (some tests) carry none. */
+  call?: CallRecord;
 }
 
 export type OutcomeCounts = Record<Outcome, number>;
@@ -85,6 +136,13 @@ export interface UsageStats {
   recentRejections(accountId: number, keyId: number): Promise<Rejection[]>;
   /** Last use of each key of the account; keys never used are absent. */
   lastUse(accountId: number, keyIds: readonly number[]): Promise<Map<number, LastUse>>;
+  /** The key's request log, newest first: at most REQUEST_LOG_KEPT lines, none older than `since` (ISO). */
+  requestLog(accountId: number, keyId: number, since: string): Promise<RequestLogEntry[]>;
+  /**
+   * The usage buckets (usage-buckets.ts) of the account's keys `keyIds` for each period named (UTC hours
+   * `2026-11-24T08` or days `2026-11-24`), summed over the keys: period -> field -> requests.
+   */
+  usageBuckets(accountId: number, keyIds: readonly number[], periods: readonly string[]): Promise<Map<string, Map<string, number>>>;
   /** Writes what is held, then lets go of its connection. */
   close(): Promise<void>;
 }
@@ -154,13 +212,19 @@ export interface StatsBatch {
   lastUse: Array<{ accountId: number; keyId: number; at: number; address: string | null }>;
   /** Per key, oldest first, at most 20 (the newest). */
   rejections: Array<{ accountId: number; keyId: number; items: Rejection[] }>;
+  /** Per key, oldest first, at most REQUEST_LOG_KEPT (the newest). */
+  log: Array<{ accountId: number; keyId: number; items: RequestLogEntry[] }>;
+  /** Requests per key, period (hour or day) and field (usage-buckets.ts). */
+  buckets: Array<{ accountId: number; keyId: number; period: string; field: string; requests: number }>;
 }
 
 export function summarize(records: readonly RequestRecord[]): StatsBatch {
   const outcomes = new Map<string, StatsBatch['outcomes'][number]>();
   const lastUse = new Map<number, StatsBatch['lastUse'][number]>();
   const rejections = new Map<number, StatsBatch['rejections'][number]>();
+  const buckets = new UsageBucketCounter();
   for (const r of records) {
+    if (r.call !== undefined) buckets.add(r, r.call.endpoint, r.call.durationMs);
     if (r.outcome !== null) {
       const day = dayOf(r.at);
       const id = `${r.keyId}|${day}|${r.outcome}`;
@@ -182,7 +246,71 @@ export function summarize(records: readonly RequestRecord[]): StatsBatch {
     entry.items.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
     if (entry.items.length > REJECTIONS_KEPT) entry.items = entry.items.slice(-REJECTIONS_KEPT);
   }
-  return { outcomes: [...outcomes.values()], lastUse: [...lastUse.values()], rejections: [...rejections.values()] };
+  return {
+    outcomes: [...outcomes.values()],
+    lastUse: [...lastUse.values()],
+    rejections: [...rejections.values()],
+    log: requestLogOf(records),
+    buckets: buckets.rows(),
+  };
+}
+
+/**
+ * The request log lines of a flush: per key the newest REQUEST_LOG_KEPT records, oldest first. Records are
+ * held in the order they were answered, so walking back from the end finds the newest; only the lines kept
+ * pay for the URL's scan for keys.
+ */
+export function requestLogOf(records: readonly RequestRecord[]): StatsBatch['log'] {
+  const perKey = new Map<number, { accountId: number; keyId: number; items: RequestLogEntry[] }>();
+  for (let i = records.length - 1; i >= 0; i--) {
+    const r = records[i]!;
+    if (r.call === undefined) continue;
+    let entry = perKey.get(r.keyId);
+    if (entry === undefined) {
+      entry = { accountId: r.accountId, keyId: r.keyId, items: [] };
+      perKey.set(r.keyId, entry);
+    }
+    if (entry.items.length < REQUEST_LOG_KEPT) entry.items.push(logEntryOf(r, r.call));
+  }
+  for (const entry of perKey.values()) entry.items.reverse();
+  return [...perKey.values()];
+}
+
+/** A path longer than this is kept cut short: enough to recognise a script's call. */
+const PATH_KEPT = 300;
+
+function logEntryOf(r: RequestRecord, call: CallRecord): RequestLogEntry {
+  // Keys however written (percent-encoded, without their prefix) and sign-in tokens: as the app's log does.
+  const path = redactSecrets(call.url);
+  return {
+    at: new Date(r.at).toISOString(),
+    method: call.method,
+    path: path.length > PATH_KEPT ? `${path.slice(0, PATH_KEPT)}…` : path,
+    status: call.status,
+    error: call.error,
+    outcome: r.outcome ?? 'not_counted',
+    durationMs: Math.round(call.durationMs * 100) / 100,
+    address: call.address,
+    requestId: call.requestId,
+  };
+}
+
+/** How often a busy server writes the request log (flushes started by their number of records). */
+export const LOG_WRITE_MS = 1000;
+
+/** Adds a flush's log lines to those held: per key, the newest REQUEST_LOG_KEPT, oldest first, each request once. */
+export function mergeLog(held: Map<number, StatsBatch['log'][number]>, lines: StatsBatch['log']): void {
+  for (const entry of lines) {
+    const before = held.get(entry.keyId);
+    if (before === undefined) {
+      held.set(entry.keyId, { ...entry, items: [...entry.items] });
+      continue;
+    }
+    const seen = new Set(before.items.map((item) => item.requestId));
+    const items = [...before.items, ...entry.items.filter((item) => !seen.has(item.requestId))];
+    items.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+    before.items = items.slice(-REQUEST_LOG_KEPT);
+  }
 }
 
 /**
@@ -218,6 +346,8 @@ export abstract class BufferedUsageStats implements UsageStats {
   abstract keyOutcomes(accountId: number, keyId: number, sinceDay: string, untilDay: string): Promise<DayOutcomes[]>;
   abstract recentRejections(accountId: number, keyId: number): Promise<Rejection[]>;
   abstract lastUse(accountId: number, keyIds: readonly number[]): Promise<Map<number, LastUse>>;
+  abstract requestLog(accountId: number, keyId: number, since: string): Promise<RequestLogEntry[]>;
+  abstract usageBuckets(accountId: number, keyIds: readonly number[], periods: readonly string[]): Promise<Map<string, Map<string, number>>>;
   protected abstract disconnect(): Promise<void>;
 
   record(request: RequestRecord): void {
@@ -232,7 +362,7 @@ export abstract class BufferedUsageStats implements UsageStats {
     this.soon = true;
     setImmediate(() => {
       this.soon = false;
-      void this.flush().catch(() => {});
+      void this.write_(false).catch(() => {});
     });
   }
 
@@ -244,18 +374,40 @@ export abstract class BufferedUsageStats implements UsageStats {
     this.timer.unref();
   }
 
+  /**
+   * Request log lines summed from flushed records but not written yet: a flush started because
+   * FLUSH_RECORDS were held (a busy server, several a second) writes the log at most every LOG_WRITE_MS, its
+   * newest 100 lines per key; lines a later request pushed out are never written. Any other flush writes them.
+   */
+  private pendingLog = new Map<number, StatsBatch['log'][number]>();
+  private logWrittenAt = 0;
+
+  /** Writes everything held now (tests, and close). */
   flush(): Promise<void> {
+    return this.write_(true);
+  }
+
+  /** One write of what is held; `full` false: the request log only if LOG_WRITE_MS have passed since it last was. */
+  private write_(full: boolean): Promise<void> {
     if (this.timer !== null) {
       clearTimeout(this.timer);
       this.timer = null;
     }
     const next = this.writing.then(async () => {
       const records = this.held;
-      if (records.length === 0) return;
+      if (records.length === 0 && this.pendingLog.size === 0) return;
       this.held = [];
+      const batch = summarize(records);
+      mergeLog(this.pendingLog, batch.log);
+      const logDue = full || Date.now() - this.logWrittenAt >= LOG_WRITE_MS;
+      batch.log = logDue ? [...this.pendingLog.values()] : [];
+      if (logDue) this.pendingLog = new Map();
       try {
-        await this.write(summarize(records));
+        await this.write(batch);
         this.failing = false;
+        if (logDue) this.logWrittenAt = Date.now();
+        // The log held back is written by the timer's flush, if no other comes first.
+        if (this.pendingLog.size > 0) this.scheduleFlush();
       } catch (error) {
         this.failing = true;
         // Keep what was not written for the next flush, oldest dropped past the limit.
@@ -264,6 +416,8 @@ export abstract class BufferedUsageStats implements UsageStats {
         const kept = [...unwritten, ...this.held];
         this.dropped += Math.max(0, kept.length - MAX_HELD_RECORDS);
         this.held = kept.slice(-MAX_HELD_RECORDS);
+        // Log lines of the records kept come again from them; merging drops the copies (same request id).
+        mergeLog(this.pendingLog, failed === null ? batch.log : batch.log.filter((entry) => failed.has(entry.accountId)));
         this.scheduleFlush();
         throw error;
       }

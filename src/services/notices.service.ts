@@ -1,6 +1,7 @@
 /**
  * Reminders for the platform to send (shelfapi sends no mail): keys expiring within 7 days and within a
- * day, keys that expired, accounts at 80% and at 100% of the month's quota. `refreshNotices` records what
+ * day, keys that expired, accounts at 80% and at 100% of the month's quota, a key used from a new address
+ * (read from its request log, when the statistics are given). `refreshNotices` records what
  * holds now, each thing once (a notice's subject is unique, so the same expiry or the same month's 80% is
  * never recorded twice, acknowledged or not); `pendingNotices` lists what no mailer has acknowledged yet;
  * `ackNotices` marks notices sent, all or none.
@@ -11,10 +12,11 @@ import { InputError } from '../errors/input-error.js';
 import { keyHint } from '../keys/api-key.js';
 import type { Meter } from '../metering/meter.js';
 import { periodOf } from '../metering/periods.js';
+import { REQUEST_LOG_MS, type UsageStats } from '../metering/usage-stats.js';
 import type { Store } from '../store/database.js';
 import type { Database } from '../store/schema.js';
 
-export const NOTICE_KINDS = ['key_expiring_7d', 'key_expiring_1d', 'key_expired', 'quota_80', 'quota_100'] as const;
+export const NOTICE_KINDS = ['key_expiring_7d', 'key_expiring_1d', 'key_expired', 'quota_80', 'quota_100', 'key_new_address'] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 
 const DAY_MS = 86_400_000;
@@ -38,12 +40,21 @@ export interface Notice {
 
 interface NewNotice {
   subject: string;
-  kind: NoticeKind;
+  kind: NoticeKind | typeof KNOWN_ADDRESS;
   account_id: number;
   key_id: number | null;
   at: string;
   detail: string;
+  /** Recorded as acknowledged: never listed (a key's first addresses). */
+  acked?: boolean;
 }
+
+/**
+ * Not a notice: an address a key was using when its addresses were first looked at (its first requests,
+ * or those of the 7 days before this kind of notice existed). Recorded acknowledged, under the same subject
+ * as a notice of that address would be, so that only the addresses after them are new.
+ */
+const KNOWN_ADDRESS = 'key_address_known';
 
 const utcMinute = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
 
@@ -101,24 +112,86 @@ async function quotaNotices(store: Store, meter: Meter, planLimits: Readonly<Rec
   return notices;
 }
 
-/** Records every notice that holds at `now` and was never recorded; returns how many were new. */
+/**
+ * Keys used from an address they were not used from before: read from each live key's request log (its
+ * last 100 requests of 7 days; src/metering/usage-stats.ts), requests that got past the key check only (a
+ * refused attempt, 401, is nobody's use). A key seen for the first time gets its addresses recorded as
+ * known, without a notice: its first address is not news. Run often enough (the README's cron line: every
+ * 15 minutes) that a key's last 100 requests span the time between two runs. Keys with allowed addresses
+ * are left out, as the contract says: where they may be used from is the owner's own choice.
+ */
+async function newAddressNotices(db: Kysely<Database>, stats: UsageStats, now: number): Promise<NewNotice[]> {
+  const keys = await db
+    .selectFrom('api_keys')
+    .select(['id', 'account_id'])
+    .where('revoked_at', 'is', null)
+    .where('allowed_addresses', 'is', null)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', new Date(now - REQUEST_LOG_MS).toISOString())]))
+    .execute();
+  const since = new Date(now - REQUEST_LOG_MS).toISOString();
+  const subject = (keyId: number, address: string) => `key_new_address:${keyId}:${address}`;
+  const out: NewNotice[] = [];
+  for (let i = 0; i < keys.length; i += METER_BATCH) {
+    const batch = keys.slice(i, i + METER_BATCH);
+    const logs = await Promise.all(batch.map((k) => stats.requestLog(k.account_id, k.id, since)));
+    const recorded = await db
+      .selectFrom('notices')
+      .select(['key_id', 'subject'])
+      .where('key_id', 'in', batch.map((k) => k.id))
+      .where('kind', 'in', ['key_new_address', KNOWN_ADDRESS])
+      .execute();
+    const known = new Set(recorded.map((r) => r.subject));
+    const keysKnown = new Set(recorded.map((r) => Number(r.key_id)));
+    batch.forEach((key, j) => {
+      // Each address with the first time it was used (the log is newest first).
+      const firstSeen = new Map<string, string>();
+      for (const entry of logs[j] ?? []) {
+        if (entry.address === null || entry.status === 401) continue;
+        firstSeen.set(entry.address, entry.at);
+      }
+      const first = !keysKnown.has(key.id);
+      for (const [address, at] of firstSeen) {
+        if (known.has(subject(key.id, address))) continue;
+        out.push({
+          subject: subject(key.id, address),
+          kind: first ? KNOWN_ADDRESS : 'key_new_address',
+          account_id: key.account_id,
+          key_id: key.id,
+          at,
+          detail: `used from ${address}, first at ${utcMinute(at)}`,
+          ...(first ? { acked: true } : {}),
+        });
+      }
+    });
+  }
+  return out;
+}
+
+/**
+ * Records every notice that holds at `now` and was never recorded; returns how many were new. Keys used from
+ * a new address are looked for when `stats` (the owners' statistics, holding the request log) is given.
+ */
 export async function refreshNotices(
   store: Store,
   meter: Meter,
-  options: { now: number; planLimits: Readonly<Record<Plan, PlanLimits>> },
+  options: { now: number; planLimits: Readonly<Record<Plan, PlanLimits>>; stats?: UsageStats },
 ): Promise<number> {
-  const found = [...(await expiryNotices(store.db, options.now)), ...(await quotaNotices(store, meter, options.planLimits, options.now))];
+  const found = [
+    ...(await expiryNotices(store.db, options.now)),
+    ...(await quotaNotices(store, meter, options.planLimits, options.now)),
+    ...(options.stats === undefined ? [] : await newAddressNotices(store.db, options.stats, options.now)),
+  ];
   if (found.length === 0) return 0;
   const createdAt = new Date(options.now).toISOString();
   let added = 0;
   await store.db.transaction().execute(async (trx) => {
-    for (const notice of found) {
+    for (const { acked, ...notice } of found) {
       const result = await trx
         .insertInto('notices')
-        .values({ ...notice, created_at: createdAt, acked_at: null })
+        .values({ ...notice, created_at: createdAt, acked_at: acked === true ? createdAt : null })
         .onConflict((oc) => oc.column('subject').doNothing())
         .executeTakeFirst();
-      added += Number(result.numInsertedOrUpdatedRows ?? 0n);
+      if (acked !== true) added += Number(result.numInsertedOrUpdatedRows ?? 0n);
     }
   });
   return added;

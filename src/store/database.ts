@@ -21,6 +21,7 @@ import { accessVersionMigration } from './migrations/0008-access-version.js';
 import { windowRowsMigration } from './migrations/0009-window-rows.js';
 import { noticesMigration } from './migrations/0010-notices.js';
 import { allowedAddressesMigration } from './migrations/0011-allowed-addresses.js';
+import { requestLogMigration } from './migrations/0012-request-log.js';
 import { expiryRemindersMigration } from './migrations/0013-expiry-reminders.js';
 import type { Database } from './schema.js';
 
@@ -180,6 +181,7 @@ function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '0009-window-rows': windowRowsMigration(dialect),
     '0010-notices': noticesMigration(dialect),
     '0011-allowed-addresses': allowedAddressesMigration(dialect),
+    '0012-request-log': requestLogMigration(dialect),
     '0013-expiry-reminders': expiryRemindersMigration(dialect),
   };
 }

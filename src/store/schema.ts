@@ -279,6 +279,29 @@ export interface KeyRejectionsTable {
   request_id: string;
 }
 
+/** Each key's last 100 requests of every outcome, 7 days (migration 0012, src/metering/usage-stats.ts). */
+export interface KeyRequestLogTable {
+  id: Generated<number>;
+  key_id: number;
+  at: string;
+  method: string;
+  path: string;
+  status: number;
+  error: string | null;
+  outcome: string;
+  duration_ms: number;
+  address: string | null;
+  request_id: string;
+}
+
+/** Requests per key, UTC hour or day, and field (src/metering/usage-buckets.ts). */
+export interface KeyUsageBucketsTable {
+  key_id: number;
+  period: string;
+  field: string;
+  requests: number;
+}
+
 export interface KeyLastUseTable {
   key_id: number;
   at: string;
@@ -312,4 +335,6 @@ export interface Database {
   key_outcomes_daily: KeyOutcomesDailyTable;
   key_rejections: KeyRejectionsTable;
   key_last_use: KeyLastUseTable;
+  key_request_log: KeyRequestLogTable;
+  key_usage_buckets: KeyUsageBucketsTable;
 }

@@ -4,6 +4,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { InputError } from '../../src/errors/input-error.js';
 import { ackNotices, pendingNotices, refreshNotices } from '../../src/services/notices.service.js';
+import { setAllowedAddresses } from '../../src/services/keys.service.js';
+import { OPERATOR } from '../../src/services/actor.js';
+import { hashKey } from '../../src/keys/api-key.js';
 import { createTestContext, V1, type TestContext } from '../helpers/test-app.js';
 
 let ctx: TestContext;
@@ -53,3 +56,46 @@ describe('notices', () => {
     assert.deepEqual(await pending(), []);
   });
 });
+
+describe('a key used from a new address (read from its request log)', () => {
+  const from = (address: string, keyRef = 'alice-second') =>
+    ctx.app.inject({ method: 'GET', url: `${V1}/me`, headers: { 'x-api-key': ctx.loaded.keys[keyRef]! }, remoteAddress: address });
+  const refreshWithLog = async () => {
+    await ctx.stats.flush();
+    return refreshNotices(ctx.store, ctx.meter, { now: ctx.clock.now(), planLimits: ctx.config.planLimits, stats: ctx.stats });
+  };
+
+  it("a key's first addresses are not news; a later one is noticed once, naming key and address; a refused attempt is nobody's use", async () => {
+    assert.deepEqual(await pending(), []);
+    assert.equal((await from('127.0.0.1')).statusCode, 200);
+    assert.equal(await refreshWithLog(), 0, "a key's first address is not news");
+    assert.deepEqual(await pending(), []);
+    ctx.clock.advance(60_000);
+    assert.equal((await from('203.0.113.7')).statusCode, 200);
+    assert.equal((await from('127.0.0.1')).statusCode, 200);
+    assert.equal((await from('198.51.100.9', 'alice-revoked')).statusCode, 401);
+    assert.equal(await refreshWithLog(), 1);
+    const notices = await pending();
+    assert.deepEqual(notices.map((n) => [n.kind, n.key?.name, n.account.email]), [['key_new_address', 'second key', 'alice@example.com']]);
+    assert.match(notices[0]!.detail, /^used from 203\.0\.113\.7, first at 20[0-9-]+ [0-9:]+ UTC$/);
+    assert.equal(await refreshWithLog(), 0, 'noticed once');
+    await ackNotices(ctx.store, notices.map((n) => n.id), ctx.clock.now());
+    assert.equal((await from('203.0.113.7')).statusCode, 200);
+    assert.equal(await refreshWithLog(), 0, 'acknowledged: not again');
+    assert.deepEqual(await pending(), []);
+  });
+
+  it('a key with allowed addresses is left out: where it is used from is the owner\'s choice', async () => {
+    const keyId = await keyIdOf('alice-second');
+    await setAllowedAddresses(ctx.store, { keyId, addresses: '127.0.0.0/8, 192.0.2.0/24', now: ctx.clock.now(), keyPrefix: ctx.config.keyPrefix, actor: OPERATOR });
+    ctx.clock.advance(60_000);
+    assert.equal((await from('192.0.2.44')).statusCode, 200, 'an allowed address it was never used from');
+    assert.equal(await refreshWithLog(), 0);
+    assert.deepEqual(await pending(), []);
+  });
+});
+
+async function keyIdOf(ref: string): Promise<number> {
+  const row = await ctx.store.db.selectFrom('api_keys').select('id').where('key_hash', '=', hashKey(ctx.loaded.keys[ref]!)).executeTakeFirstOrThrow();
+  return Number(row.id);
+}

@@ -9,11 +9,25 @@ import { checkSameSite } from '../../src/http/settings/site.js';
 import { BarChart, niceCeiling } from '../../src/http/settings/views/bar-chart.js';
 import { formatRelative, formatUtc, percent } from '../../src/http/settings/views/format.js';
 import { MessagePage } from '../../src/http/settings/views/message-page.js';
+import { percentileText } from '../../src/http/settings/views/usage-depth.js';
 import { SignedOutPage } from '../../src/http/settings/views/signed-out.js';
 
 const DAYS = ['2026-06-13', '2026-06-14', '2026-06-15'];
 
 describe('bar chart', () => {
+  test('per hour: labels, description and table name hours (UTC)', () => {
+    const html = renderDocument(
+      BarChart({ id: 'h', title: 'Per hour', unit: 'hour', days: ['2026-06-14T22', '2026-06-14T23', '2026-06-15T00'], series: [{ name: 'Counted', tone: 'counted', values: [1, 2, 3] }] }),
+    );
+    assert.match(html, /<desc id="h-desc">6 requests over 3 hours, from Jun 14 22:00 to Jun 15 00:00; busiest hour 3\.<\/desc>/);
+    assert.match(html, /<th scope="col">Hour \(UTC\)<\/th>/);
+    assert.match(html, /<th scope="row">2026-06-14 23:00<\/th><td>2<\/td>/);
+  });
+
+  test('server-time percentiles are shown as bucket bounds', () => {
+    assert.deepEqual([percentileText(null), percentileText(7.5), percentileText(Infinity)], ['–', '≤ 7.5 ms', '> 5,000 ms']);
+  });
+
   test('a round top for the axis', () => {
     assert.deepEqual([0, 1, 3, 7, 10, 11, 99, 101, 4999].map(niceCeiling), [1, 1, 5, 10, 10, 20, 100, 200, 5000]);
   });

@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { createUsageStats } from '../../metering/create-usage-stats.js';
 import { ackNotices, pendingNotices, refreshNotices } from '../../services/notices.service.js';
 import { positiveInt, print, printJson, withMeter, withStore } from '../context.js';
 import { table } from '../table.js';
@@ -9,13 +10,14 @@ const WHAT: Record<string, string> = {
   key_expired: 'key expired',
   quota_80: '80% of the month used',
   quota_100: 'month used up',
+  key_new_address: 'key used from a new address',
 };
 
 export function noticesCommand(): Command {
   return new Command('notices')
     .description(
       'what owners should hear about, for the platform to mail: keys expiring within 7 days and within a day, keys that expired, ' +
-        "accounts at 80% and 100% of the month's quota; each listed until acknowledged with --ack, and found only once",
+        "accounts at 80% and 100% of the month's quota, keys used from a new address; each listed until acknowledged with --ack, and found only once",
     )
     .option('--json', 'print { notices: [{ id, kind, account: { id, email }, key: { id, name, hint } | null, at, detail, createdAt }] } as JSON')
     .option('--ack <ids...>', 'mark these notices sent (all or none: an unknown id acknowledges nothing)')
@@ -30,7 +32,15 @@ export function noticesCommand(): Command {
               (result.already.length > 0 ? `; ${result.already.join(', ')} had been already.` : '.'),
           );
         }
-        await withMeter(ctx, (meter) => refreshNotices(ctx.store, meter, { now: ctx.now, planLimits: ctx.config.planLimits }));
+        await withMeter(ctx, async (meter) => {
+          // The request logs (for new addresses) are in the owners' statistics: the database, or Redis.
+          const stats = await createUsageStats(ctx.config, ctx.store);
+          try {
+            await refreshNotices(ctx.store, meter, { now: ctx.now, planLimits: ctx.config.planLimits, stats });
+          } finally {
+            await stats.close();
+          }
+        });
         const notices = await pendingNotices(ctx.store, ctx.config.keyPrefix);
         if (options.json) return printJson({ notices });
         if (notices.length === 0) return print('No notices to send.');

@@ -38,6 +38,7 @@ import { paramValidatorCompiler } from './param-validator.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import { isOutage, RETRY_AFTER_UNAVAILABLE_S } from '../store-unavailable.js';
 import { gateKeyOf, KeyGate } from './key-gate.js';
+import { API_PREFIX } from './api-prefix.js';
 import { usageRecord } from './usage-record.js';
 
 /** Whether a logger at this level writes the per-request line (info); false for Fastify's silent logger. */
@@ -376,7 +377,9 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
     app.addHook('onResponse', async (request, reply) => {
       const { config: routeConfig, url: routeUrl } = request.routeOptions;
       if (stats !== null && routeConfig.public !== true) {
-        const record = usageRecord(request, reply.statusCode, clock.now());
+        // An API route (its HEAD and OPTIONS twins included) by its path under the prefix; null for none.
+        const endpoint = (routeConfig.meta !== undefined || routeConfig.preflight === true) && routeUrl !== undefined ? routeUrl.slice(API_PREFIX.length) : null;
+        const record = usageRecord(request, reply.statusCode, clock.now(), reply.elapsedTime, endpoint);
         if (record !== null) stats.record(record);
       }
       const route = routeUrl ?? 'unknown';

@@ -16,7 +16,9 @@ import { registerReferencePage } from './reference-page.js';
 import { ListAnswers } from './routes/list-answers.js';
 import { registerRoutes } from './routes/index.js';
 
-export const API_PREFIX = '/developer/v1';
+import { API_PREFIX } from './api-prefix.js';
+
+export { API_PREFIX };
 /** List scans running at once per server on PostgreSQL; the rest of the pool stays free for lookups. */
 const POSTGRES_SCAN_SLOTS = 2;
 /** A list request waits this long for a scan slot, then answers 503: within the contract's 2 seconds. */

@@ -1,7 +1,9 @@
 /**
  * What the owner's per-key statistics keep of an answered API request (src/metering/usage-stats.ts): built
  * in the onResponse hook from what the pipeline left on the request. Requests that reached no key (no key,
- * a malformed or unknown one) belong to nobody and are not kept.
+ * a malformed or unknown one) belong to nobody and are not kept. Every request of a key also carries its
+ * call (method, URL, status, server time, address, request id, endpoint) for the request log and the usage
+ * buckets; the URL is scanned for keys later, only for the lines the log keeps.
  */
 import type { FastifyRequest } from 'fastify';
 import { redactKeys } from '../../keys/api-key.js';
@@ -10,12 +12,17 @@ import { outcomeOf, type Rejection, type RequestRecord } from '../../metering/us
 /** A path longer than this is kept cut short: enough to recognise a script's call. */
 const PATH_KEPT = 300;
 
-export function usageRecord(request: FastifyRequest, status: number, now: number): RequestRecord | null {
+/**
+ * The record of an answered request; `durationMs` is the server time (Fastify's elapsed time), `endpoint` the
+ * API route matched, without the /developer/v1 prefix, or null for none.
+ */
+export function usageRecord(request: FastifyRequest, status: number, now: number, durationMs: number, endpoint: string | null): RequestRecord | null {
   const principal = request.principal;
   const key = principal ?? request.refusedKey;
   if (key === null) return null;
   const error = request.failure?.code ?? null;
   return {
+    call: { method: request.method, url: request.url, status, error, durationMs, address: request.ip, requestId: request.id, endpoint },
     accountId: key.accountId,
     keyId: key.keyId,
     at: now,

@@ -18,6 +18,8 @@ export const paths = {
   rollKey: (id: number) => `/settings/developer-api/keys/${id}/roll`,
   revokeKey: (id: number) => `/settings/developer-api/keys/${id}/revoke`,
   hideExpiryReminder: (id: number) => `/settings/developer-api/keys/${id}/hide-expiry-reminder`,
+  keyUsageCsv: (id: number) => `/settings/developer-api/keys/${id}/usage.csv`,
+  usageCsv: '/settings/developer-api/usage.csv',
   securityLog: '/settings/developer-api/security-log',
   securityLogCsv: '/settings/developer-api/security-log.csv',
   stylesheet: '/settings/assets/settings.css',

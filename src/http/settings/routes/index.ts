@@ -18,6 +18,7 @@ import { registerSetKeyAddresses } from './set-key-addresses.js';
 import { registerSetKeyScopes } from './set-key-scopes.js';
 import { registerSignIn } from './sign-in.js';
 import { registerSignOut } from './sign-out.js';
+import { registerUsageCsv } from './usage-csv.js';
 
 export async function registerSettingsRoutes(app: SettingsApp, context: SettingsContext): Promise<void> {
   registerSignIn(app, context); //         GET  /settings/sign-in?token=
@@ -35,6 +36,7 @@ export async function registerSettingsRoutes(app: SettingsApp, context: Settings
   registerRevokeKeyForm(app, context); //  GET  /settings/developer-api/keys/:id/revoke
   registerRevokeKey(app, context); //      POST /settings/developer-api/keys/:id/revoke
   registerHideExpiryReminder(app, context); // POST /settings/developer-api/keys/:id/hide-expiry-reminder
+  registerUsageCsv(app, context); //       GET  /settings/developer-api/usage.csv, …/keys/:id/usage.csv
   registerSecurityLog(app, context); //    GET  /settings/developer-api/security-log
   registerAssets(app); //                  GET  /settings/assets/:name
   registerNotFound(app); //                GET  /settings (redirect); anything else: 404

@@ -1,18 +1,47 @@
-/** GET /settings/developer-api/keys/:id: the key's details (404 for a key that is not the owner's). */
+/**
+ * GET /settings/developer-api/keys/:id?range=R&outcome=O: the key's details (404 for a key that is not the
+ * owner's), with usage in depth over the range R and its request log narrowed to outcome O; a range or
+ * outcome no link or form of ours sends is a 400.
+ */
 import { keyIdParam } from '../form-input.js';
 import { keyDetailsData } from '../key-details-data.js';
 import { noticeFor } from '../notices.js';
 import { sendPage } from '../render.js';
+import { logOutcomeOf, requestLogView } from '../request-log-data.js';
 import { requireSession, type SettingsApp, type SettingsContext } from '../settings-context.js';
 import { shellFor } from '../shell.js';
+import { rangeOf, usageDepth } from '../usage-depth-data.js';
+import { paths } from '../paths.js';
 import { KeyDetailsPage } from '../views/key-details.js';
+import { RequestLogSection } from '../views/request-log.js';
+import { UsageDepthSection } from '../views/usage-depth.js';
 
 export function registerKeyDetails(app: SettingsApp, context: SettingsContext): void {
   app.get('/developer-api/keys/:id', async (request, reply) => {
     const session = requireSession(request);
     const keyId = keyIdParam(request.params);
-    const data = await keyDetailsData(context.deps, session.accountId, keyId, context.deps.clock.now(), request.clientAddress);
+    const range = rangeOf(request.query);
+    const outcome = logOutcomeOf(request.query);
+    const now = context.deps.clock.now();
+    const data = await keyDetailsData(context.deps, session.accountId, keyId, now, request.clientAddress);
+    const [usage, log] = await Promise.all([
+      usageDepth(context.deps, session.accountId, [keyId], range, now),
+      requestLogView(context.deps, session.accountId, keyId, outcome, now),
+    ]);
     const shell = await shellFor(context, request, reply, null);
-    return sendPage(reply, 200, KeyDetailsPage({ shell, data, form: {}, notice: noticeFor(request.query) }));
+    return sendPage(
+      reply,
+      200,
+      KeyDetailsPage({
+        shell,
+        data,
+        form: {},
+        notice: noticeFor(request.query),
+        children: [
+          UsageDepthSection({ usage, base: paths.key(keyId), csv: paths.keyUsageCsv(keyId), subject: `key ${data.key.name}` }),
+          RequestLogSection({ log, action: paths.key(keyId), now }),
+        ],
+      }),
+    );
   });
 }

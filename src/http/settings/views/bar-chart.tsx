@@ -1,5 +1,5 @@
 /**
- * Requests per day as a bar chart drawn on the server: a pure function from numbers to SVG, with a title
+ * Requests per day (or per hour) as a bar chart drawn on the server: a pure function from numbers to SVG, with a title
  * and description for assistive technology and a table of the same numbers beside it. Built with the same
  * escaping renderer as every view, so even the chart outputs no trusted markup.
  */
@@ -17,9 +17,11 @@ export interface ChartSeries {
 export interface BarChartProps {
   id: string;
   title: string;
-  /** UTC days, oldest first. */
+  /** UTC days (or hours, `2026-11-24T08`, with unit 'hour'), oldest first. */
   days: readonly string[];
   series: readonly ChartSeries[];
+  /** What one bar covers; a day unless said. */
+  unit?: 'day' | 'hour';
 }
 
 /** Drawing units; the SVG stretches to its box, so labels are HTML beside it (never stretched text). */
@@ -38,7 +40,12 @@ export function dayTotals(days: readonly string[], series: readonly ChartSeries[
   return days.map((_, i) => series.reduce((sum, s) => sum + (s.values[i] ?? 0), 0));
 }
 
-export function BarChart({ id, title, days, series }: BarChartProps) {
+/** A bar's label: `Nov 24`, or `Nov 24 08:00` for an hour. */
+function periodLabel(period: string, unit: 'day' | 'hour'): string {
+  return unit === 'hour' ? `${formatDay(period.slice(0, 10))} ${period.slice(11, 13)}:00` : formatDay(period);
+}
+
+export function BarChart({ id, title, days, series, unit = 'day' }: BarChartProps) {
   const totals = dayTotals(days, series);
   const total = totals.reduce((a, b) => a + b, 0);
   const top = niceCeiling(Math.max(0, ...totals));
@@ -51,8 +58,10 @@ export function BarChart({ id, title, days, series }: BarChartProps) {
   const last = days[days.length - 1];
   const middle = days[Math.floor((days.length - 1) / 2)];
   const description =
-    `${formatCount(total)} requests over ${days.length} days` +
-    (first !== undefined && last !== undefined ? `, from ${formatDay(first)} to ${formatDay(last)}; busiest day ${formatCount(busiest)}.` : '.');
+    `${formatCount(total)} requests over ${days.length} ${unit}s` +
+    (first !== undefined && last !== undefined
+      ? `, from ${periodLabel(first, unit)} to ${periodLabel(last, unit)}; busiest ${unit} ${formatCount(busiest)}.`
+      : '.');
   return (
     <figure class="chart">
       <div class="chart-plot">
@@ -84,7 +93,7 @@ export function BarChart({ id, title, days, series }: BarChartProps) {
           })}
         </svg>
         <div class="chart-x" aria-hidden="true">
-          {[first, middle, last].map((day) => (day === undefined ? null : <span>{formatDay(day)}</span>))}
+          {[first, middle, last].map((day) => (day === undefined ? null : <span>{periodLabel(day, unit)}</span>))}
         </div>
       </div>
       {series.length > 1 ? (
@@ -106,7 +115,7 @@ export function BarChart({ id, title, days, series }: BarChartProps) {
             <caption class="visually-hidden">{title}</caption>
             <thead>
               <tr>
-                <th scope="col">Day (UTC)</th>
+                <th scope="col">{unit === 'hour' ? 'Hour (UTC)' : 'Day (UTC)'}</th>
                 {series.map((s) => (
                   <th scope="col">{s.name}</th>
                 ))}
@@ -116,7 +125,7 @@ export function BarChart({ id, title, days, series }: BarChartProps) {
             <tbody>
               {days.map((day, i) => (
                 <tr>
-                  <th scope="row">{day}</th>
+                  <th scope="row">{unit === 'hour' ? `${day.slice(0, 10)} ${day.slice(11, 13)}:00` : day}</th>
                   {series.map((s) => (
                     <td>{formatCount(s.values[i] ?? 0)}</td>
                   ))}

@@ -2,6 +2,7 @@
  * Key details: everything the overview shows of the key, plus rename, scopes, requests per day by outcome,
  * the last use and its address, and the last 20 rejected requests (so an owner can debug a script alone).
  */
+import type { ComponentChildren } from 'preact';
 import { OUTCOMES, type LastUse, type Outcome, type Rejection } from '../../../metering/usage-stats.js';
 import { paths } from '../paths.js';
 import { AddressList, AllowedAddressesForm, type AddressesFormState } from './allowed-addresses.js';
@@ -52,11 +53,14 @@ export function KeyDetailsPage({
   data,
   form,
   notice,
+  children,
 }: {
   shell: SignedInShell;
   data: KeyDetailsData;
   form: KeyDetailsForm;
   notice: string | null;
+  /** Sections of their own after the page's (usage in depth, the request log), composed by the route. */
+  children?: ComponentChildren;
 }) {
   const { key, now } = data;
   const working = key.status.status !== 'expired' && key.status.status !== 'revoked';
@@ -228,6 +232,7 @@ export function KeyDetailsPage({
           </div>
         )}
       </section>
+      {children}
     </Layout>
   );
 }

@@ -1,4 +1,5 @@
 /** Overview (/settings/developer-api): access, this month, burst, 30 days of requests, the keys. */
+import type { ComponentChildren } from 'preact';
 import type { PlanLimits } from '../../../domain/scopes.js';
 import { paths } from '../paths.js';
 import { BarChart } from './bar-chart.js';
@@ -96,7 +97,18 @@ function ExpiryBanner({ keys, now, formToken }: { keys: readonly KeyView[]; now:
   );
 }
 
-export function OverviewPage({ shell, data, notice }: { shell: SignedInShell; data: OverviewData; notice: string | null }) {
+export function OverviewPage({
+  shell,
+  data,
+  notice,
+  children,
+}: {
+  shell: SignedInShell;
+  data: OverviewData;
+  notice: string | null;
+  /** Sections of their own after the page's (usage in depth), composed by the route. */
+  children?: ComponentChildren;
+}) {
   const active = accessActive(data);
   const working = data.keys.filter((k) => k.status.status !== 'expired' && k.status.status !== 'revoked');
   const ended = data.keys.filter((k) => k.status.status === 'expired' || k.status.status === 'revoked');
@@ -182,6 +194,7 @@ export function OverviewPage({ shell, data, notice }: { shell: SignedInShell; da
           </>
         ) : null}
       </section>
+      {children}
     </Layout>
   );
 }

@@ -1,0 +1,121 @@
+/**
+ * Usage in depth, for key details (one key) and the overview (every key of the account): a range of the
+ * last 24 hours (per hour) or 7, 30 or 90 days (per day), chosen by `?range=`; requests by outcome per
+ * period, by endpoint (the 12 routes, and `other` for paths the API does not have) and server time
+ * p50 / p95 / p99 for the range, from the statistics' usage buckets (src/metering/usage-buckets.ts).
+ * Counted requests per day come from the meter, which loses none (as the 30-day chart's do); per hour the
+ * meter keeps no counts, so those come from the statistics like the other outcomes, and may lose the last
+ * second of a server that crashed.
+ */
+import { dayOf } from '../../metering/periods.js';
+import { endpointField, histogramOf, hourOf, outcomeField, percentileOf } from '../../metering/usage-buckets.js';
+import { OUTCOMES, type Outcome } from '../../metering/usage-stats.js';
+import type { AppDeps } from '../app-types.js';
+import { lastDays } from './overview-data.js';
+import { PageError } from './page-errors.js';
+
+export const RANGES = {
+  '24h': { unit: 'hour', count: 24, label: 'Last 24 hours' },
+  '7d': { unit: 'day', count: 7, label: 'Last 7 days' },
+  '30d': { unit: 'day', count: 30, label: 'Last 30 days' },
+  '90d': { unit: 'day', count: 90, label: 'Last 90 days' },
+} as const;
+export type RangeName = keyof typeof RANGES;
+export const RANGE_NAMES = Object.keys(RANGES) as RangeName[];
+/** Without `?range=`: the last 24 hours (the 30 days by outcome are on the page already). */
+export const DEFAULT_RANGE: RangeName = '24h';
+
+/** The Data API's 12 endpoints as the statistics name them (their routes without /developer/v1). */
+export const API_ENDPOINTS = [
+  '/me',
+  '/catalogue',
+  '/catalogue/:id',
+  '/prices',
+  '/prices/:masterItemId',
+  '/prices/export.csv',
+  '/collection',
+  '/collection/value',
+  '/collection/:id',
+  '/listings',
+  '/offers',
+  '/transactions',
+] as const;
+
+/** The range of a page's query: absent is the default; a value no link of ours sends is a 400. */
+export function rangeOf(query: unknown): RangeName {
+  const raw = (query as Record<string, unknown> | null)?.range;
+  if (raw === undefined || raw === '') return DEFAULT_RANGE;
+  if (typeof raw !== 'string' || !Object.hasOwn(RANGES, raw)) throw new PageError('bad_request', 'range');
+  return raw as RangeName;
+}
+
+export interface Percentiles {
+  /** Upper bounds in ms of the server-time buckets the ranks fall in; null: no requests; Infinity: slower than the last bound. */
+  p50: number | null;
+  p95: number | null;
+  p99: number | null;
+}
+
+export interface UsageDepth {
+  range: RangeName;
+  unit: 'hour' | 'day';
+  /** UTC hours (`2026-11-24T08`) or days, oldest first. */
+  periods: string[];
+  /** Requests per period by outcome (counted per day from the meter). */
+  outcomes: Record<Outcome, number[]>;
+  /** Requests of every outcome per period and endpoint, in the order of API_ENDPOINTS, then `other`. */
+  endpoints: Array<{ endpoint: string; perPeriod: number[]; total: number }>;
+  /** Server time per period, and for the whole range. */
+  periodPercentiles: Percentiles[];
+  percentiles: Percentiles;
+}
+
+/** The last `count` UTC hours, oldest first, this hour last. */
+export function lastHours(now: number, count: number): string[] {
+  return Array.from({ length: count }, (_, i) => hourOf(now - (count - 1 - i) * 3_600_000));
+}
+
+function percentiles(histogram: readonly number[]): Percentiles {
+  return { p50: percentileOf(histogram, 0.5), p95: percentileOf(histogram, 0.95), p99: percentileOf(histogram, 0.99) };
+}
+
+/** The usage of the account's keys `keyIds` (one key for key details, all of them for the overview). */
+export async function usageDepth(deps: AppDeps, accountId: number, keyIds: readonly number[], range: RangeName, now: number): Promise<UsageDepth> {
+  const { unit, count } = RANGES[range];
+  const periods = unit === 'hour' ? lastHours(now, count) : lastDays(now, count);
+  const first = unit === 'hour' ? dayOf(now - (count - 1) * 3_600_000) : periods[0]!;
+  const today = dayOf(now);
+  const outcomes = Object.fromEntries(OUTCOMES.map((o) => [o, periods.map(() => 0)])) as Record<Outcome, number[]>;
+  const stats = deps.stats;
+  const [buckets, dayOutcomes, metered] = await Promise.all([
+    stats === undefined ? new Map<string, Map<string, number>>() : stats.usageBuckets(accountId, keyIds, periods),
+    stats === undefined || unit === 'hour' ? [] : Promise.all(keyIds.map((keyId) => stats.keyOutcomes(accountId, keyId, first, today))),
+    unit === 'hour' ? [] : Promise.all(keyIds.map((keyId) => deps.meter.keyUsage(accountId, keyId, first, today))),
+  ]);
+  const index = new Map(periods.map((p, i) => [p, i]));
+  if (unit === 'hour') {
+    periods.forEach((period, i) => {
+      const fields = buckets.get(period);
+      for (const outcome of OUTCOMES) outcomes[outcome][i] = fields?.get(outcomeField(outcome)) ?? 0;
+    });
+  } else {
+    for (const { day, counts } of dayOutcomes.flat()) {
+      const i = index.get(day);
+      if (i === undefined) continue;
+      for (const outcome of OUTCOMES) outcomes[outcome][i]! += counts[outcome];
+    }
+    outcomes.counted = periods.map(() => 0);
+    for (const { day, requests } of metered.flat()) {
+      const i = index.get(day);
+      if (i !== undefined) outcomes.counted[i]! += requests;
+    }
+  }
+  const endpoints = [...API_ENDPOINTS, null].map((endpoint) => {
+    const field = endpointField(endpoint);
+    const perPeriod = periods.map((period) => buckets.get(period)?.get(field) ?? 0);
+    return { endpoint: endpoint ?? 'other', perPeriod, total: perPeriod.reduce((a, b) => a + b, 0) };
+  });
+  const histograms = periods.map((period) => histogramOf(buckets.get(period)));
+  const whole = histograms.reduce<number[]>((sum, h) => sum.map((n, i) => n + (h[i] ?? 0)), histogramOf(undefined));
+  return { range, unit, periods, outcomes, endpoints, periodPercentiles: histograms.map(percentiles), percentiles: percentiles(whole) };
+}

@@ -1,0 +1,80 @@
+/**
+ * Key details' request log: the key's last 100 requests of every outcome (7 days), newest first, with
+ * what an owner needs to debug a script alone, narrowed to one outcome by a GET form (works without script).
+ */
+import type { LogOutcome } from '../../../metering/usage-stats.js';
+import { LOG_OUTCOMES, type RequestLogView } from '../request-log-data.js';
+import { Time } from './components.js';
+import { formatCount } from './format.js';
+import { OUTCOME_LABELS } from './key-details.js';
+
+export const LOG_OUTCOME_LABELS: Readonly<Record<LogOutcome, string>> = {
+  ...OUTCOME_LABELS,
+  not_counted: 'Not counted (/me, OPTIONS, lapsed plan)',
+};
+
+export function RequestLogSection({ log, action, now }: { log: RequestLogView; action: string; now: number }) {
+  return (
+    <section class="card" aria-labelledby="request-log-heading">
+      <h2 id="request-log-heading">Request log</h2>
+      <p class="small muted">
+        The last 100 requests of this key of every outcome, from the last 7 days, newest first. Keys in paths and query strings are shown as [redacted].
+      </p>
+      <form method="get" action={`${action}#request-log-heading`} class="actions">
+        <label for="log-outcome">Outcome</label>
+        <select id="log-outcome" name="outcome">
+          <option value="all" selected={log.outcome === null}>
+            All outcomes
+          </option>
+          {LOG_OUTCOMES.map((o) => (
+            <option value={o} selected={log.outcome === o}>
+              {LOG_OUTCOME_LABELS[o]}
+            </option>
+          ))}
+        </select>
+        <button type="submit" class="button-secondary">
+          Filter
+        </button>
+      </form>
+      {log.entries.length === 0 ? (
+        <p class="muted">{log.kept === 0 ? 'No requests in the last 7 days.' : 'No request with this outcome among the last requests.'}</p>
+      ) : (
+        <div class="table-scroll">
+          <table>
+            <caption class="visually-hidden">
+              {formatCount(log.entries.length)} requests of this key{log.outcome === null ? '' : ` with the outcome ${LOG_OUTCOME_LABELS[log.outcome]}`}, newest first
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Time</th>
+                <th scope="col">Request</th>
+                <th scope="col">Status</th>
+                <th scope="col">Error</th>
+                <th scope="col">Server time</th>
+                <th scope="col">Client address</th>
+                <th scope="col">Request id</th>
+              </tr>
+            </thead>
+            <tbody>
+              {log.entries.map((e) => (
+                <tr>
+                  <td>
+                    <Time at={e.at} now={now} exact />
+                  </td>
+                  <td class="mono">
+                    {e.method} {e.path}
+                  </td>
+                  <td class="num">{e.status}</td>
+                  <td>{e.error === null ? '–' : <code>{e.error}</code>}</td>
+                  <td class="num">{e.durationMs.toFixed(1)} ms</td>
+                  <td class="mono">{e.address ?? '–'}</td>
+                  <td class="mono small">{e.requestId}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}

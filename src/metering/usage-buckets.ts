@@ -1,0 +1,130 @@
+/**
+ * Usage in depth (the settings screen's ranges): per key, per UTC hour and per UTC day, requests counted in
+ * named fields of one small table (or one Redis hash per key and period):
+ *   `e:<endpoint>`  requests by endpoint, every outcome (`e:other` for a path the API does not have);
+ *   `o:<outcome>`   requests by outcome, hours only (days have key_outcomes_daily, kept since before);
+ *   `t:<i>`         a histogram of server time: bucket i of SERVER_TIME_BOUNDS_MS.
+ * Percentiles come from the histogram: the upper bound of the bucket the rank falls in, so "p95 10 ms"
+ * means at least 95% of the requests took at most 10 ms. Hours are kept 2 days (the 24-hour range), days
+ * as long as the outcomes are.
+ */
+import { dayOf } from './periods.js';
+
+/** Upper bounds of the server-time buckets, in ms; the last bucket holds everything slower. */
+export const SERVER_TIME_BOUNDS_MS = [0.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 50, 75, 100, 150, 200, 300, 500, 750, 1000, 2000, 5000] as const;
+
+/** Hours are kept this long: the 24-hour range, and a day's margin. */
+export const HOURS_KEPT_MS = 2 * 86_400_000;
+
+const HOUR_MS = 3_600_000;
+let heldHour = { start: 0, end: 0, text: '' };
+
+/** `2026-11-24T08`: the UTC hour of ms, as periods name it. */
+export function hourOf(ms: number): string {
+  if (ms >= heldHour.start && ms < heldHour.end) return heldHour.text;
+  const text = new Date(ms).toISOString().slice(0, 13);
+  const start = Math.floor(ms / HOUR_MS) * HOUR_MS;
+  heldHour = { start, end: start + HOUR_MS, text };
+  return text;
+}
+
+/** The index of the server-time bucket a duration falls in. */
+export function serverTimeBucket(ms: number): number {
+  let i = 0;
+  while (i < SERVER_TIME_BOUNDS_MS.length && ms > SERVER_TIME_BOUNDS_MS[i]!) i++;
+  return i;
+}
+
+export const endpointField = (endpoint: string | null) => `e:${endpoint ?? 'other'}`;
+export const outcomeField = (outcome: string) => `o:${outcome}`;
+const timeField = (bucket: number) => `t:${bucket}`;
+
+/** One key's requests in one hour of a flush. */
+interface HourCounts {
+  accountId: number;
+  endpoints: Map<string | null, number>;
+  outcomes: Map<string, number>;
+  times: number[];
+}
+
+/**
+ * A flush's bucket counts, per key and hour: a few map updates per request with keys that need no
+ * building (numbers, and strings the request already holds); spread into the rows of hours and days when
+ * the flush asks for them.
+ */
+export class UsageBucketCounter {
+  private readonly keys = new Map<number, Map<number, HourCounts>>();
+
+  /** One request of the key at `at` (epoch ms); its outcome null when it counts in no outcome bucket. */
+  add(r: { accountId: number; keyId: number; at: number; outcome: string | null }, endpoint: string | null, durationMs: number): void {
+    let hours = this.keys.get(r.keyId);
+    if (hours === undefined) {
+      hours = new Map();
+      this.keys.set(r.keyId, hours);
+    }
+    const hourStart = r.at - (r.at % HOUR_MS);
+    let counts = hours.get(hourStart);
+    if (counts === undefined) {
+      counts = { accountId: r.accountId, endpoints: new Map(), outcomes: new Map(), times: new Array<number>(SERVER_TIME_BOUNDS_MS.length + 1).fill(0) };
+      hours.set(hourStart, counts);
+    }
+    counts.endpoints.set(endpoint, (counts.endpoints.get(endpoint) ?? 0) + 1);
+    if (r.outcome !== null) counts.outcomes.set(r.outcome, (counts.outcomes.get(r.outcome) ?? 0) + 1);
+    counts.times[serverTimeBucket(durationMs)]!++;
+  }
+
+  /** Requests per key, period and field. */
+  rows(): Array<{ accountId: number; keyId: number; period: string; field: string; requests: number }> {
+    const out = new Map<string, { accountId: number; keyId: number; period: string; field: string; requests: number }>();
+    const bump = (accountId: number, keyId: number, period: string, field: string, n: number) => {
+      if (n === 0) return;
+      const id = `${keyId}|${period}|${field}`;
+      const entry = out.get(id);
+      if (entry) entry.requests += n;
+      else out.set(id, { accountId, keyId, period, field, requests: n });
+    };
+    for (const [keyId, hours] of this.keys) {
+      for (const [hourStart, c] of hours) {
+        const hour = hourOf(hourStart);
+        const day = dayOf(hourStart);
+        for (const [endpoint, n] of c.endpoints) {
+          bump(c.accountId, keyId, hour, endpointField(endpoint), n);
+          bump(c.accountId, keyId, day, endpointField(endpoint), n);
+        }
+        c.times.forEach((n, i) => {
+          bump(c.accountId, keyId, hour, timeField(i), n);
+          bump(c.accountId, keyId, day, timeField(i), n);
+        });
+        for (const [outcome, n] of c.outcomes) bump(c.accountId, keyId, hour, outcomeField(outcome), n);
+      }
+    }
+    return [...out.values()];
+  }
+}
+
+/** Server-time histogram counts (index -> requests) out of a period's fields. */
+export function histogramOf(fields: ReadonlyMap<string, number> | undefined, into: number[] = new Array<number>(SERVER_TIME_BOUNDS_MS.length + 1).fill(0)): number[] {
+  if (fields === undefined) return into;
+  for (const [field, n] of fields) {
+    if (!field.startsWith('t:')) continue;
+    const i = Number(field.slice(2));
+    if (Number.isInteger(i) && i >= 0 && i < into.length) into[i]! += n;
+  }
+  return into;
+}
+
+/**
+ * The p-th percentile (0 < p <= 1) of a histogram: the upper bound in ms of the bucket its rank falls in;
+ * null for no requests, Infinity past the last bound.
+ */
+export function percentileOf(histogram: readonly number[], p: number): number | null {
+  const total = histogram.reduce((a, b) => a + b, 0);
+  if (total === 0) return null;
+  const rank = Math.max(1, Math.ceil(p * total));
+  let seen = 0;
+  for (let i = 0; i < histogram.length; i++) {
+    seen += histogram[i]!;
+    if (seen >= rank) return SERVER_TIME_BOUNDS_MS[i] ?? Infinity;
+  }
+  return Infinity;
+}

@@ -1,0 +1,208 @@
+// The request log and the usage buckets in each store the statistics can use: the database of the suite's
+// store (SQLite, or PostgreSQL without Redis) and, in the PostgreSQL pass, Redis. Records are fed directly
+// (the pipeline's part is test/settings/request-log.test.ts): 100 lines kept per key across flushes, the
+// newest first, 7 days; buckets summed over keys per hour and day; percentiles from the histogram.
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import { DatabaseUsageStats } from '../../src/metering/database-usage-stats.js';
+import { RedisUsageStats } from '../../src/metering/redis-usage-stats.js';
+import { histogramOf, hourOf, percentileOf, serverTimeBucket, SERVER_TIME_BOUNDS_MS } from '../../src/metering/usage-buckets.js';
+import {
+  FLUSH_RECORDS,
+  mergeLog,
+  REQUEST_LOG_KEPT,
+  REQUEST_LOG_MS,
+  type RequestRecord,
+  type StatsBatch,
+  type UsageStats,
+} from '../../src/metering/usage-stats.js';
+import { openTestStore, TEST_REDIS_URL, TEST_STORE, testRedisPrefix } from '../helpers/test-app.js';
+
+const T0 = Date.parse('2026-11-20T12:00:00.000Z');
+
+function record(keyId: number, at: number, i: number, over: Partial<RequestRecord['call'] & { outcome: RequestRecord['outcome'] }> = {}): RequestRecord {
+  const { outcome = 'counted', ...call } = over;
+  return {
+    accountId: 7,
+    keyId,
+    at,
+    outcome,
+    used: true,
+    address: '192.0.2.1',
+    rejection: null,
+    call: { method: 'GET', url: `/developer/v1/catalogue/${i}`, status: 200, error: null, durationMs: 3, address: '192.0.2.1', requestId: `r-${i}`, endpoint: '/catalogue/:id', ...call },
+  };
+}
+
+const kinds: Array<{ name: string; open: () => Promise<{ stats: UsageStats; close: () => Promise<void> }> }> = [
+  {
+    name: `database (${TEST_STORE})`,
+    open: async () => {
+      const store = await openTestStore();
+      const stats = new DatabaseUsageStats(store.store);
+      return { stats, close: async () => { await stats.close(); await store.close(); } };
+    },
+  },
+];
+if (TEST_STORE === 'postgres') {
+  kinds.push({
+    name: 'Redis',
+    open: async () => {
+      const stats = new RedisUsageStats(TEST_REDIS_URL, { prefix: testRedisPrefix('reqlog') });
+      await stats.ready();
+      return { stats, close: () => stats.close() };
+    },
+  });
+}
+
+for (const kind of kinds) {
+  describe(`request log and usage buckets: ${kind.name}`, () => {
+    let opened: Awaited<ReturnType<(typeof kind)['open']>> | null = null;
+    const stats = async () => (opened ??= await kind.open()).stats;
+    after(async () => opened?.close());
+
+    test('the newest 100 per key across flushes, newest first; another key apart; nothing older than asked', async () => {
+      const s = await stats();
+      for (let i = 1; i <= 150; i++) {
+        s.record(record(1, T0 + i, i));
+        if (i % 40 === 0) await s.flush();
+      }
+      s.record(record(2, T0, 999, { status: 404, error: 'not_found', outcome: 'bad_request', url: '/developer/v1/nope?key=shelf_live_0123456789012345678901234567890123456789abcdefgh' }));
+      await s.flush();
+      const log = await s.requestLog(7, 1, new Date(T0 - REQUEST_LOG_MS).toISOString());
+      assert.equal(log.length, REQUEST_LOG_KEPT);
+      assert.deepEqual(log.map((l) => l.requestId).slice(0, 2), ['r-150', 'r-149']);
+      assert.equal(log[99]?.requestId, 'r-51');
+      assert.equal(log[0]?.at, new Date(T0 + 150).toISOString());
+      assert.equal(log[0]?.durationMs, 3);
+      const [other] = await s.requestLog(7, 2, new Date(T0 - 1).toISOString());
+      assert.deepEqual(other, {
+        at: new Date(T0).toISOString(),
+        method: 'GET',
+        path: '/developer/v1/nope?key=[redacted]',
+        status: 404,
+        error: 'not_found',
+        outcome: 'bad_request',
+        durationMs: 3,
+        address: '192.0.2.1',
+        requestId: 'r-999',
+      });
+      assert.equal((await s.requestLog(7, 2, new Date(T0 + 1).toISOString())).length, 0, 'lines before `since` are left out');
+    });
+
+    test('buckets per hour and day, summed over the keys asked for; the hour buckets by outcome', async () => {
+      const s = await stats();
+      const at = Date.parse('2026-11-22T08:15:00.000Z');
+      s.record(record(11, at, 1, { durationMs: 0.2 }));
+      s.record(record(11, at + 1, 2, { durationMs: 40, endpoint: '/prices', outcome: 'insufficient_scope' }));
+      s.record(record(12, at + 3_600_000, 3, { durationMs: 9000, endpoint: null, outcome: 'bad_request' }));
+      s.record(record(12, at + 3_600_000, 4, { endpoint: '/me', outcome: null }));
+      await s.flush();
+      const buckets = await s.usageBuckets(7, [11, 12], ['2026-11-22T08', '2026-11-22T09', '2026-11-22', '2026-11-21']);
+      const hour8 = buckets.get('2026-11-22T08')!;
+      assert.equal(hour8.get('e:/catalogue/:id'), 1);
+      assert.equal(hour8.get('e:/prices'), 1);
+      assert.equal(hour8.get('o:counted'), 1);
+      assert.equal(hour8.get('o:insufficient_scope'), 1);
+      const hour9 = buckets.get('2026-11-22T09')!;
+      assert.equal(hour9.get('e:other'), 1);
+      assert.equal(hour9.get('e:/me'), 1);
+      assert.equal(hour9.get('o:bad_request'), 1);
+      assert.equal(hour9.has('o:null'), false, '/me counts in no outcome');
+      const day = buckets.get('2026-11-22')!;
+      assert.equal(day.get('e:/catalogue/:id'), 1);
+      assert.equal(day.get('e:/me'), 1);
+      assert.equal(day.get('e:other'), 1);
+      assert.equal(day.has('o:counted'), false, 'days keep outcomes in key_outcomes_daily');
+      assert.deepEqual([...(buckets.get('2026-11-21') ?? new Map())], []);
+      const histogram = histogramOf(day);
+      assert.equal(histogram.reduce((a, b) => a + b, 0), 4);
+      assert.equal(histogram[serverTimeBucket(0.2)], 1);
+      assert.equal(percentileOf(histogram, 0.5), 3, 'the upper bound of the bucket of 3 ms (2nd of 4)');
+      assert.equal(percentileOf(histogram, 0.99), Infinity, '9 s is past the last bound');
+      const one = await s.usageBuckets(7, [11], ['2026-11-22']);
+      assert.equal(one.get('2026-11-22')?.get('e:/catalogue/:id'), 1);
+      assert.equal(one.get('2026-11-22')?.has('e:/me'), false, "key 12's requests are not key 11's");
+    });
+  });
+}
+
+describe('a busy server writes the request log at most once a second', () => {
+  test(`flushes started by ${FLUSH_RECORDS} records write the newest 100 lines when a second has passed; the timer's flush writes the rest`, async () => {
+    const store = await openTestStore();
+    const logs: number[] = [];
+    class Counting extends DatabaseUsageStats {
+      protected override async write(batch: StatsBatch): Promise<void> {
+        logs.push(batch.log.reduce((n, e) => n + e.items.length, 0));
+        await super.write(batch);
+      }
+    }
+    const stats = new Counting(store.store);
+    const turns = async (n: number) => {
+      for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
+    };
+    try {
+      let i = 0;
+      const burst = () => {
+        for (let n = 0; n < FLUSH_RECORDS; n++, i++) stats.record(record(3, T0 + i, i));
+      };
+      burst();
+      await turns(3);
+      burst();
+      // Writes on PostgreSQL take their time: wait for the two (the timer's may follow at once).
+      const started = Date.now();
+      while (logs.length < 2 && Date.now() - started < 10_000) await new Promise((resolve) => setTimeout(resolve, 10));
+      assert.deepEqual(logs.slice(0, 2), [REQUEST_LOG_KEPT, 0], 'the first write has the log, the next one (right after it) not');
+      // The held lines (the newest 100 of the second batch) are written by the timer, unasked.
+      const deadline = Date.now() + 10_000;
+      let newest = '';
+      while (newest !== `r-${i - 1}` && Date.now() < deadline) {
+        newest = (await stats.requestLog(7, 3, new Date(T0 - 1).toISOString()))[0]?.requestId ?? '';
+        if (newest !== `r-${i - 1}`) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.equal(newest, `r-${i - 1}`);
+      assert.equal((await stats.requestLog(7, 3, new Date(T0 - 1).toISOString())).length, REQUEST_LOG_KEPT);
+    } finally {
+      await stats.close();
+      await store.close();
+    }
+  });
+
+  test('merging held lines keeps the newest 100 per key, each request once', () => {
+    const held = new Map<number, StatsBatch['log'][number]>();
+    const line = (i: number) => ({ ...record(1, T0 + i, i), i });
+    const entry = (from: number, to: number): StatsBatch['log'][number] => ({
+      accountId: 7,
+      keyId: 1,
+      items: Array.from({ length: to - from + 1 }, (_, k) => {
+        const { at, call } = line(from + k);
+        return { at: new Date(at).toISOString(), method: 'GET', path: call!.url, status: 200, error: null, outcome: 'counted' as const, durationMs: 1, address: null, requestId: call!.requestId };
+      }),
+    });
+    mergeLog(held, [entry(1, 80)]);
+    mergeLog(held, [entry(50, 130)]);
+    const items = held.get(1)!.items;
+    assert.equal(items.length, REQUEST_LOG_KEPT);
+    assert.equal(items[0]!.requestId, 'r-31');
+    assert.equal(items[99]!.requestId, 'r-130');
+    assert.equal(new Set(items.map((x) => x.requestId)).size, REQUEST_LOG_KEPT);
+  });
+});
+
+describe('usage buckets: pure parts', () => {
+  test('hours, server-time buckets and percentiles', () => {
+    assert.equal(hourOf(Date.parse('2026-11-22T08:59:59.999Z')), '2026-11-22T08');
+    assert.equal(hourOf(Date.parse('2026-11-22T09:00:00.000Z')), '2026-11-22T09');
+    assert.equal(serverTimeBucket(0), 0);
+    assert.equal(serverTimeBucket(0.5), 0);
+    assert.equal(serverTimeBucket(0.51), 1);
+    assert.equal(serverTimeBucket(1e9), SERVER_TIME_BOUNDS_MS.length);
+    const histogram = new Array<number>(SERVER_TIME_BOUNDS_MS.length + 1).fill(0);
+    assert.equal(percentileOf(histogram, 0.95), null);
+    histogram[serverTimeBucket(1)] = 94;
+    histogram[serverTimeBucket(12)] = 6;
+    assert.equal(percentileOf(histogram, 0.5), 1);
+    assert.equal(percentileOf(histogram, 0.94), 1);
+    assert.equal(percentileOf(histogram, 0.95), 15);
+  });
+});
