@@ -5,6 +5,13 @@
  * sampling the server's RSS (and how much of it is file-backed), heap and dropped log lines every second.
  * Passes when the peak RSS over all runs stays under MEMORY_LIMIT_MB (300).
  *
+ * MEMORY_CONNECTIONS (50) sets wrk's connections (the issue-18 runs: 200), MEMORY_ITEMS the store's size.
+ * MEMORY_WORKLOAD=aborted-exports sends MEMORY_EXPORTS (1,200) CSV exports a run instead, MEMORY_EXPORT_CONCURRENCY
+ * (20) at a time, each dropped by the client after its first bytes. MEMORY_NODE_FLAGS passes node flags to the
+ * server (`--heap-growing-percent=0`: V8's default heap growth, i.e. the server before it set its own). Each
+ * run reports its peaks of RSS (anonymous and file-backed), heap used and total, external memory and array
+ * buffers, and the RSS by part at its end (residentParts).
+ *
  * The server logs at `info` (the production default) into a pipe that this script never reads: a stalled
  * log reader, the worst case for the log's backlog (src/observability/log-destination.ts).
  *
@@ -95,6 +102,7 @@ function benchKeysFile(url: string): string {
  */
 const PRELOAD = `
 import { appendFileSync, readFileSync } from 'node:fs';
+import { getHeapSpaceStatistics } from 'node:v8';
 const mb = (b) => Math.round(b / 1048576);
 setInterval(() => {
   const m = process.memoryUsage();
@@ -102,7 +110,8 @@ setInterval(() => {
   const kib = (k) => Number(new RegExp(k + ':\\\\s+(\\\\d+)').exec(status)?.[1] ?? 0);
   appendFileSync(process.env.MEMLOG_FILE, JSON.stringify({ t: Date.now(), rss: mb(m.rss), anon: mb(kib('RssAnon') * 1024),
     file: mb(kib('RssFile') * 1024), heapTotal: mb(m.heapTotal), heapUsed: mb(m.heapUsed), external: mb(m.external),
-    arrayBuffers: mb(m.arrayBuffers) }) + '\\n');
+    arrayBuffers: mb(m.arrayBuffers),
+    spaces: Object.fromEntries(getHeapSpaceStatistics().filter((s) => s.space_size > 0).map((s) => [s.space_name, mb(s.space_size)])) }) + '\\n');
 }, 1000).unref();
 `;
 
@@ -115,6 +124,8 @@ interface Sample {
   heapUsed: number;
   external: number;
   arrayBuffers: number;
+  /** V8's heap by space (new_space, old_space, code_space, large_object_space, ...), committed MB. */
+  spaces: Record<string, number>;
 }
 
 function samplesBetween(memlog: string, from: number, to: number): Sample[] {
@@ -215,14 +226,14 @@ interface RunResult {
   run: number;
   rps: number;
   non2xx: number;
-  peak: Omit<Sample, 't'>;
-  end: Omit<Sample, 't'>;
+  peak: Omit<Sample, 't' | 'spaces'>;
+  end: Sample;
   parts: Record<string, number>;
   logLinesDropped: number;
 }
 
-function peakOf(samples: Sample[]): Omit<Sample, 't'> {
-  const peak = (field: keyof Omit<Sample, 't'>) => Math.max(...samples.map((s) => s[field]));
+function peakOf(samples: Sample[]): Omit<Sample, 't' | 'spaces'> {
+  const peak = (field: keyof Omit<Sample, 't' | 'spaces'>) => Math.max(...samples.map((s) => s[field]));
   return {
     rss: peak('rss'),
     anon: peak('anon'),
