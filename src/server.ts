@@ -14,6 +14,7 @@ import { createUsageStats } from './metering/create-usage-stats.js';
 import type { UsageStats } from './metering/usage-stats.js';
 import { migrateToLatest, openStore, warmPool, type Store } from './store/database.js';
 import { sql } from 'kysely';
+import { limitHeapGrowth } from './observability/heap-growth.js';
 import { serverLogDestination } from './observability/log-destination.js';
 import { Metrics } from './observability/metrics.js';
 
@@ -54,6 +55,8 @@ export async function startServer(
   config: Readonly<Config>,
   options: { store?: Store; ops?: boolean } = {},
 ): Promise<RunningServer> {
+  // Before the load: the heap then stays near what is live (observability/heap-growth.ts).
+  limitHeapGrowth();
   const store = options.store ?? openStore(config.database);
   await migrateToLatest(store);
   await warmPool(store);
