@@ -55,7 +55,8 @@ function layerBlocks() {
 }
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'scratch/', 'clients/*/dist/', 'clients/python/.venv/', 'coverage/'] },
+  // native-objects-gc.child.cjs: plain JavaScript run by node itself (no tsx), outside the TypeScript project.
+  { ignores: ['dist/', 'node_modules/', 'scratch/', 'clients/*/dist/', 'clients/python/.venv/', 'coverage/', 'test/store/native-objects-gc.child.cjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
