@@ -20,6 +20,7 @@ import { refundTokensMigration } from './migrations/0007-refund-tokens.js';
 import { accessVersionMigration } from './migrations/0008-access-version.js';
 import { windowRowsMigration } from './migrations/0009-window-rows.js';
 import { noticesMigration } from './migrations/0010-notices.js';
+import { versionNotifyMigration } from './migrations/0014-version-notify.js';
 import type { Database } from './schema.js';
 
 /** How long a writer waits for another process's lock before the store counts as unavailable (503). */
@@ -177,6 +178,7 @@ function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '0008-access-version': accessVersionMigration(dialect),
     '0009-window-rows': windowRowsMigration(dialect),
     '0010-notices': noticesMigration(dialect),
+    '0014-version-notify': versionNotifyMigration(dialect),
   };
 }
 
