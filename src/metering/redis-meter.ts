@@ -341,9 +341,32 @@ export class RedisMeter implements Meter, AccessCheckedMeter, AccessFence {
   async markChanging(accountId: number): Promise<string> {
     const token = `${this.server}-${this.sequence++}`;
     // A command that may have run although it failed leaves a mark that expires: safe, as a mark only slows.
-    await this.ready(COMMAND_TIMEOUT_MS);
+    await this.connected();
     await settleMeterBy(Date.now() + COMMAND_TIMEOUT_MS, this.script('accessMark', accessKeys(this.prefix, accountId), [token, ACCESS_MARK_KEPT_S]), 'marking a change');
     return token;
+  }
+
+  /**
+   * Resolves once connected; rejects at the first connection error or after COMMAND_TIMEOUT_MS, so that a
+   * change refused for want of Redis is refused at once (the command line connects for its first change).
+   */
+  private async connected(): Promise<void> {
+    if (this.redis.status === 'ready') return;
+    const redis = this.redis;
+    await new Promise<void>((resolve, reject) => {
+      const done = (error?: Error) => {
+        clearTimeout(timer);
+        redis.off('ready', onReady);
+        redis.off('error', onError);
+        if (error === undefined) resolve();
+        else reject(new MeterUnavailableError(error));
+      };
+      const onReady = () => done();
+      const onError = (error: Error) => done(error);
+      const timer = setTimeout(() => done(new Error('Redis is not reachable')), COMMAND_TIMEOUT_MS);
+      redis.once('ready', onReady);
+      redis.once('error', onError);
+    });
   }
 
   async settleChange(accountId: number, token: string, version: number | 'deleted'): Promise<void> {
