@@ -25,7 +25,7 @@ const CatalogueQuery = Type.Object(
 const ItemParams = Type.Object({ id: Id('masterItemId') }, { additionalProperties: false });
 
 export function registerCatalogueRoutes(app: App, deps: RouteDeps): void {
-  const items = new ItemAnswers(deps.queries.catalogueItem);
+  const items = new ItemAnswers(deps.queries.catalogueItem, undefined, deps.store.dialect === 'postgres');
   defineRoute(app, {
     path: '/catalogue',
     operationId: 'catalogue',

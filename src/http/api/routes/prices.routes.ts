@@ -26,7 +26,7 @@ const PriceParams = Type.Object({ masterItemId: Id('masterItemId') }, { addition
 const EXPORT_BUFFER_BYTES = 1024 * 1024;
 
 export function registerPriceRoutes(app: App, deps: RouteDeps): void {
-  const prices = new ItemAnswers(deps.queries.price);
+  const prices = new ItemAnswers(deps.queries.price, undefined, deps.store.dialect === 'postgres');
   defineRoute(app, {
     path: '/prices',
     operationId: 'prices',
