@@ -57,3 +57,15 @@ export async function within(timeoutMs: number, what: string, check: () => Promi
     await sleep(10);
   }
 }
+
+/**
+ * Resolves once the app serves the store's current data version: at once where it reads it on every request,
+ * within a second on PostgreSQL + Redis (the NOTIFY of migration 0014). For tests that load or import and
+ * then read through the API.
+ */
+export async function dataSeenBy(ctx: TestContext, app: App = ctx.app): Promise<void> {
+  const listener = versionListenerOf(app);
+  if (listener === null) return;
+  const { version } = await ctx.store.db.selectFrom('data_version').select('version').where('id', '=', 1).executeTakeFirstOrThrow();
+  await within(1000, 'the data version notified', async () => listener.dataVersion === Number(version));
+}

@@ -75,6 +75,12 @@ declare module 'fastify' {
     failure: { code: string; message: string } | null;
     /** The store's data version, read with the key check; null when none was read (item-answers.ts). */
     dataVersion: number | null;
+    /**
+     * PostgreSQL + Redis, when the key check read nothing from PostgreSQL: the data version as the LISTEN
+     * connection last heard it (within a second of a load or import). Single-item answers use it; lists,
+     * searches and exports read the data version themselves (dataVersion is null then).
+     */
+    notifiedDataVersion: number | null;
     /** The access version of a held principal used without reading PostgreSQL, for the meter to check; else null. */
     heldAccessVersion: number | null;
     /** The account's access version as read from PostgreSQL for this request, for the meter to keep; else null. */
@@ -172,11 +178,13 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
           const row = useHeld ? principals.held(keyHash) : undefined;
           if (row !== undefined && held !== null) {
             request.heldAccessVersion = row.accessVersion;
-            request.dataVersion = held.versions.dataVersion;
+            request.dataVersion = null;
+            request.notifiedDataVersion = held.versions.dataVersion;
             return row;
           }
           const found = await principals.find(keyHash);
           request.dataVersion = found.dataVersion;
+          request.notifiedDataVersion = null;
           request.readAccessVersion = found.key?.accessVersion ?? null;
           return found.key;
         },
@@ -287,6 +295,7 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
     app.decorateRequest('refusedKey', null);
     app.decorateRequest('failure', null);
     app.decorateRequest('dataVersion', null);
+    app.decorateRequest('notifiedDataVersion', null);
     app.decorateRequest('heldAccessVersion', null);
     app.decorateRequest('readAccessVersion', null);
 

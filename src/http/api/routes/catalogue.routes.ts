@@ -49,7 +49,7 @@ export function registerCatalogueRoutes(app: App, deps: RouteDeps): void {
     itemNotFound: true,
     response: dataOf(CatalogueItemSchema),
     handler: async (request, reply) => {
-      const answer = await items.answer(request.dataVersion, request.params.id, (item) => reply.serialize({ data: item }));
+      const answer = await items.answer(request.dataVersion ?? request.notifiedDataVersion, request.params.id, (item) => reply.serialize({ data: item }));
       if (answer === null) throw notFound(`No published catalogue item has masterItemId ${request.params.id}.`);
       return answerBody(reply, answer);
     },
