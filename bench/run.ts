@@ -14,7 +14,8 @@
  * (BENCH_FLOOD_MODES picks modes, BENCH_FLOOD_DURATION its length, 10s by default).
  *
  * Data is generated once per size (items and accounts) and kept under bench/.data (SQLite) and in the database
- * shelfapi_bench_<items>_<accounts> (PostgreSQL); delete them to start over.
+ * shelfapi_bench_<items>_<accounts> (PostgreSQL; BENCH_DATABASE names another, so that a branch whose migrations
+ * differ from main's does not migrate the database other runs share); delete them to start over.
  */
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -106,7 +107,8 @@ function prepareData(label: string, databaseUrl: string): Keys {
 }
 
 async function preparePostgres(): Promise<string> {
-  const name = `shelfapi_bench_${ITEMS}_${BENCH_ACCOUNTS}`;
+  const name = process.env.BENCH_DATABASE ?? `shelfapi_bench_${ITEMS}_${BENCH_ACCOUNTS}`;
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`BENCH_DATABASE must be a plain lower-case name, got ${JSON.stringify(name)}`);
   const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
   await admin.connect();
   const exists = await admin.query('select 1 from pg_database where datname = $1', [name]);

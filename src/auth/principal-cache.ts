@@ -15,6 +15,11 @@
  * read), which the request keeps: item and price answers are held per data version, and this costs them no
  * round trip of their own. A deleted key bumps its account; a deleted account's id, if reused,
  * starts above every version the deleted one had (migration 0008).
+ *
+ * On PostgreSQL + Redis the version is not read here on every request: `held()` gives the principal held,
+ * unchecked, and the meter's admission script checks its version against the account's in Redis, in the
+ * same round trip as the admission (redis-access-versions.ts); when they differ the pipeline calls `find`,
+ * which reads PostgreSQL as above.
  */
 import { LRUCache } from 'lru-cache';
 import type { KeyWithVersions, StoreVersions } from '../store/hot-queries.js';
@@ -41,6 +46,8 @@ export const PRINCIPAL_CACHE_ENTRIES = 10_000;
 
 export class PrincipalCache {
   readonly #entries: LRUCache<string, KeyWithAccount>;
+  /** Bumped by clear(): a row read before a clear is not held after it (it may predate a change missed). */
+  #generation = 0;
 
   constructor(
     private readonly lookup: KeyLookup,
@@ -51,6 +58,7 @@ export class PrincipalCache {
 
   /** The key's row as the store has it now: from memory when the account's access version is unchanged. */
   readonly find = async (keyHash: string): Promise<FoundKey> => {
+    const generation = this.#generation;
     const held = this.#entries.get(keyHash);
     if (held !== undefined) {
       const versions = await this.lookup.versions(held.accountId);
@@ -62,9 +70,20 @@ export class PrincipalCache {
     const row = await this.lookup.keyByHash(keyHash);
     if (row === undefined) return UNKNOWN;
     const { dataVersion, ...entry } = row;
-    this.#entries.set(keyHash, entry);
+    if (generation === this.#generation) this.#entries.set(keyHash, entry);
     return { key: entry, dataVersion };
   };
+
+  /** The row held for the key, unchecked (its account's version is checked by the caller), or undefined. */
+  held(keyHash: string): KeyWithAccount | undefined {
+    return this.#entries.get(keyHash);
+  }
+
+  /** Drops every held row: the next request of each key reads it again. */
+  clear(): void {
+    this.#generation++;
+    this.#entries.clear();
+  }
 
   get size(): number {
     return this.#entries.size;

@@ -6,6 +6,9 @@ import type { Meter } from '../metering/meter.js';
 import { migrateToLatest, openStore, type Store } from '../store/database.js';
 import { InputError } from '../errors/input-error.js';
 import { BadRowsError, badRowsJson, badRowsSummary } from '../errors/bad-rows.js';
+import { registerAccessFence } from '../metering/access-change.js';
+import { redisTargetOf } from '../metering/redis-client.js';
+import { RedisMeter } from '../metering/redis-meter.js';
 
 export interface CommandContext {
   config: Readonly<Config>;
@@ -18,10 +21,22 @@ export async function withStore<T>(work: (ctx: CommandContext) => Promise<T>): P
   const config = loadConfig();
   // No per-query timeout: a command's bulk statements may run for seconds on a large store.
   const store = openStore(config.database, { queryTimeoutMs: null });
+  // PostgreSQL + Redis: a change of a key or a plan reaches the servers' Redis before the command returns
+  // (metering/access-change.ts). Connected at the first such change only.
+  const target = redisTargetOf(config);
+  let redis: RedisMeter | null = null;
+  if (store.dialect === 'postgres' && target !== null) {
+    const fenceRedis = () => (redis ??= new RedisMeter(target, { prefix: config.redisKeyPrefix }));
+    registerAccessFence(store, {
+      markChanging: (accountId) => fenceRedis().markChanging(accountId),
+      settleChange: (accountId, token, version) => fenceRedis().settleChange(accountId, token, version),
+    });
+  }
   try {
     await migrateToLatest(store);
     return await work({ config, store, now: systemClock.now() });
   } finally {
+    await (redis as RedisMeter | null)?.close();
     await store.close();
   }
 }

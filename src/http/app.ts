@@ -16,16 +16,45 @@ import { clientAddressResolver } from './client-address.js';
 import { connectHandler, connectionErrorHandler } from './connection-errors.js';
 import { REDACTED_HEADER_PATHS, redactSecrets } from './log-redaction.js';
 import { registerSettings } from './settings/settings-plugin.js';
+import { registerAccessFence } from '../metering/access-change.js';
+import { RedisMeter } from '../metering/redis-meter.js';
+import { VersionListener } from '../store/version-listener.js';
 
 // Whoever builds the app (the server, the CLI, tests) names its types where it builds it.
 export type { App, AppDeps } from './app-types.js';
+
+const listeners = new WeakMap<App, VersionListener>();
+
+/**
+ * The app's LISTEN connection (PostgreSQL + Redis), or null when it has none: for a server that wants to
+ * know whether it uses held principals now, and for tests.
+ */
+export function versionListenerOf(app: App): VersionListener | null {
+  return listeners.get(app) ?? null;
+}
 
 export async function buildApp(deps: AppDeps): Promise<App> {
   const { config, store, meter, clock } = deps;
   const stats = deps.stats ?? null;
   const metrics = deps.metrics ?? new Metrics();
   const queries = hotQueries(store);
-  const pipeline = apiPipeline({ config, meter, clock, queries, metrics, stats });
+  // PostgreSQL + Redis: principals held per server are checked by the meter's admission (one round trip),
+  // kept current by the services' fence and by PostgreSQL's notifications (metering/access-change.ts,
+  // store/version-listener.ts).
+  let listener: VersionListener | null = null;
+  if (store.dialect === 'postgres' && config.database.dialect === 'postgres' && meter instanceof RedisMeter) {
+    registerAccessFence(store, meter);
+    listener = new VersionListener({
+      databaseUrl: config.database.url,
+      writeAccessVersion: (accountId, version) => meter.raiseAccessVersion(accountId, version),
+      onListening: () => pipeline.dropHeldPrincipals(),
+      onEvent: (event, err) => {
+        if (event === 'lost') app.log.warn({ err }, 'the LISTEN connection is down: every request reads PostgreSQL until it is back');
+        else app.log.info('the LISTEN connection listens: held principals are used again');
+      },
+    });
+  }
+  const pipeline = apiPipeline({ config, meter, clock, queries, metrics, stats, heldPrincipals: listener === null ? null : { meter: meter as RedisMeter, versions: listener } });
   const app = Fastify({
     ...(deps.logger === undefined
       ? {
@@ -78,5 +107,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // The owner's settings screen: its own encapsulated pipeline (cookies, forms, CSRF), outside the API's.
   await registerSettings(app, deps);
   await registerApiRoutes(app, deps, queries, metrics);
+  if (listener !== null) {
+    const running = listener;
+    listeners.set(app, running);
+    app.addHook('onClose', async () => running.close());
+    running.start();
+  }
   return app;
 }

@@ -32,6 +32,16 @@ import { Cluster, ReplyError, type Redis } from 'ioredis';
 import type { Admission, AdmitRequest, KeyDailyUsage, Meter } from './meter.js';
 import { MeterUnavailableError, settleMeterBy } from './meter.js';
 import { connectRedis, redisReady, type RedisTarget, type ScriptedRedis } from './redis-client.js';
+import { accountKey } from './redis-keys.js';
+import {
+  ACCESS_MARK_KEPT_S,
+  ACCESS_SCRIPTS,
+  ACCESS_VERSION_KEPT_S,
+  ADMIT_ACCESS_CHECK,
+  DELETED_VERSION,
+  accessKeys,
+} from './redis-access-versions.js';
+import type { AccessFence } from './access-change.js';
 import { WINDOW_MS, dayOf, monthBounds, periodOf } from './periods.js';
 import { daysBetween } from './usage-stats.js';
 import { settleBy } from '../deadline.js';
@@ -57,16 +67,21 @@ const REFUND_TOKEN_KEPT_S = 15 * 60;
 const UNDO_RETRY_MS = 500;
 
 // KEYS (one hash slot): 1 burst zset, 2 quota counter, 3 key day counter, 4 the account's last-used hash,
-//       5 the account's admissions of this minute (member -> what was charged)
+//       5 the account's admissions of this minute (member -> what was charged), 6 and 7 the account's
+//       access version and its changes' marks (redis-access-versions.ts)
 // ARGV: 1 now ms, 2 window ms, 3 perMinute, 4 monthly, 5 quota (0/1), 6 member, 7 quota expire-at (s),
-//       8 day ttl (s), 9 key id, 10 deadline (epoch ms by Redis's clock), 11 admissions kept (s)
-// Returns {allowed, remaining, oldest ms or -1, used, quotaAllowed}, or {-1} past the deadline.
+//       8 day ttl (s), 9 key id, 10 deadline (epoch ms by Redis's clock), 11 admissions kept (s),
+//       12 the access version the server holds ('' for no check), 13 a version to raise it to ('' for none),
+//       14 how long the access version is kept (s)
+// Returns {allowed, remaining, oldest ms or -1, used, quotaAllowed}, {-1} past the deadline, or {-2} when
+// the held access version is not the account's (nothing written).
 // TIME before writes needs effects replication: always on since Redis 7, the default since 5.
 const ADMIT = `
 local time = redis.call('TIME')
 if tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) > tonumber(ARGV[10]) then
   return {-1}
 end
+${ADMIT_ACCESS_CHECK}
 local now = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local perMinute = tonumber(ARGV[3])
@@ -129,17 +144,17 @@ end
 return 1
 `;
 
+const NO_CHECK: AccessCheck = Object.freeze({ held: null, known: null });
+
 /** The scripts, as commands of the client (redis-client.ts). */
 const SCRIPTS = {
-  meterAdmit: { numberOfKeys: 5, lua: ADMIT },
+  ...ACCESS_SCRIPTS,
+  meterAdmit: { numberOfKeys: 7, lua: ADMIT },
   meterRefund: { numberOfKeys: 3, lua: REFUND },
   meterUndo: { numberOfKeys: 4, lua: UNDO },
 };
 
-/** A key of one account: under its hash tag, so every key an admission touches shares one cluster slot. */
-export function accountKey(prefix: string, accountId: number, ...parts: Array<string | number>): string {
-  return `${prefix}{a:${accountId}}:${parts.join(':')}`;
-}
+export { accountKey };
 
 /**
  * Every key one admission touches, in the order of the script's KEYS: the burst window, the month's
@@ -152,7 +167,28 @@ export function admissionKeys(prefix: string, r: Pick<AdmitRequest, 'accountId' 
     accountKey(prefix, r.accountId, 'keyday', r.keyId, dayOf(r.now)),
     accountKey(prefix, r.accountId, 'lastused'),
     accountKey(prefix, r.accountId, 'admitted', Math.floor(r.now / ADMISSIONS_BUCKET_MS)),
+    ...accessKeys(prefix, r.accountId),
   ];
+}
+
+/**
+ * What an admission checks of the account's access (redis-access-versions.ts): `held`, the access version of
+ * the principal the server holds (null: the server read PostgreSQL for this request, no check), and `known`,
+ * a version just read from PostgreSQL, written to Redis unless a higher one is there (null: none read).
+ */
+export interface AccessCheck {
+  held: number | null;
+  known: number | null;
+}
+
+/** The admission was not made: the held principal's access version is not the account's in Redis. */
+export const STALE = 'stale' as const;
+
+/** The meter of PostgreSQL + Redis servers that hold principals (api-pipeline.ts): admits with the access check. */
+export interface AccessCheckedMeter {
+  admitChecked(request: AdmitRequest, access: AccessCheck): Promise<Admission | typeof STALE>;
+  /** Writes an account's version (never lower), as a NOTIFY from PostgreSQL said it (version-listener.ts). */
+  raiseAccessVersion(accountId: number, version: number | 'deleted'): Promise<void>;
 }
 
 /**
@@ -166,9 +202,10 @@ function mayHaveRun(error: unknown): boolean {
   return !(error instanceof Error && error.message.includes('enableOfflineQueue options is false'));
 }
 
-export class RedisMeter implements Meter {
+export class RedisMeter implements Meter, AccessCheckedMeter, AccessFence {
   private readonly redis: ScriptedRedis<keyof typeof SCRIPTS>;
-  private readonly prefix: string;
+  /** Where this meter's keys live: every key is named under it. */
+  readonly prefix: string;
   private readonly server = randomUUID().slice(0, 8);
   private sequence = 0;
   private closed = false;
@@ -200,6 +237,12 @@ export class RedisMeter implements Meter {
   }
 
   async admit(r: AdmitRequest): Promise<Admission> {
+    const admission = await this.admitChecked(r, NO_CHECK);
+    if (admission === STALE) throw new Error('redis-meter: an admission without an access check came back stale');
+    return admission;
+  }
+
+  async admitChecked(r: AdmitRequest, access: AccessCheck): Promise<Admission | typeof STALE> {
     const period = periodOf(r.now);
     const { reset } = monthBounds(r.now);
     const keys = admissionKeys(this.prefix, r);
@@ -217,6 +260,9 @@ export class RedisMeter implements Meter {
       r.keyId,
       giveUpAt - REPLY_MARGIN_MS,
       ADMISSIONS_KEPT_S,
+      access.held === null ? '' : access.held,
+      access.known === null ? '' : access.known,
+      ACCESS_VERSION_KEPT_S,
     ]) as Promise<number[]>;
     // A reply lost with the connection, before or after the deadline: Redis may have counted the request.
     reply.catch((error: unknown) => {
@@ -227,6 +273,7 @@ export class RedisMeter implements Meter {
     });
     const [allowed = -1, remaining = 0, oldest = -1, used = 0, quotaAllowed = 0] = result;
     if (allowed === -1) throw new MeterUnavailableError(new Error('Redis ran the admission after its deadline'));
+    if (allowed === -2) return STALE;
     if (allowed === 0) {
       const resetInMs = oldest < 0 ? WINDOW_MS : oldest + WINDOW_MS - r.now;
       return { burst: { allowed: false, remaining: 0, resetInMs }, quota: null };
@@ -290,6 +337,54 @@ export class RedisMeter implements Meter {
     const reply = this.script('meterRefund', keys, [giveUpAt - REPLY_MARGIN_MS, token === undefined ? 0 : 1, REFUND_TOKEN_KEPT_S]);
     const done = await settleMeterBy(giveUpAt, reply, 'the give-back');
     if (done !== 1) throw new MeterUnavailableError(new Error('Redis ran the give-back after its deadline'));
+  }
+
+  async markChanging(accountId: number): Promise<string> {
+    const token = `${this.server}-${this.sequence++}`;
+    // A command that may have run although it failed leaves a mark that expires: safe, as a mark only slows.
+    await this.connected();
+    await settleMeterBy(Date.now() + COMMAND_TIMEOUT_MS, this.script('accessMark', accessKeys(this.prefix, accountId), [token, ACCESS_MARK_KEPT_S]), 'marking a change');
+    return token;
+  }
+
+  /**
+   * Resolves once connected; rejects at the first connection error or after COMMAND_TIMEOUT_MS, so that a
+   * change refused for want of Redis is refused at once (the command line connects for its first change).
+   */
+  private async connected(): Promise<void> {
+    if (this.redis.status === 'ready') return;
+    const redis = this.redis;
+    await new Promise<void>((resolve, reject) => {
+      const done = (error?: Error) => {
+        clearTimeout(timer);
+        redis.off('ready', onReady);
+        redis.off('error', onError);
+        if (error === undefined) resolve();
+        else reject(new MeterUnavailableError(error));
+      };
+      const onReady = () => done();
+      const onError = (error: Error) => done(error);
+      const timer = setTimeout(() => done(new Error('Redis is not reachable')), COMMAND_TIMEOUT_MS);
+      redis.once('ready', onReady);
+      redis.once('error', onError);
+    });
+  }
+
+  async settleChange(accountId: number, token: string, version: number | 'deleted'): Promise<void> {
+    await this.raise(accountId, version, token);
+  }
+
+  async raiseAccessVersion(accountId: number, version: number | 'deleted'): Promise<void> {
+    await this.raise(accountId, version, '');
+  }
+
+  private async raise(accountId: number, version: number | 'deleted', token: string): Promise<void> {
+    const written = version === 'deleted' ? DELETED_VERSION : version;
+    await settleMeterBy(
+      Date.now() + COMMAND_TIMEOUT_MS,
+      this.script('accessRaise', accessKeys(this.prefix, accountId), [written, token, ACCESS_VERSION_KEPT_S]),
+      'writing an access version',
+    );
   }
 
   async used(accountId: number, period: string): Promise<number> {

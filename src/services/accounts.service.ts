@@ -12,6 +12,7 @@ import { withWriteTransaction } from '../store/write-transaction.js';
 import { OPERATOR, type Actor } from './actor.js';
 import { InputError, NotFoundError } from '../errors/input-error.js';
 import { recordSecurityEvent } from './security-log.js';
+import { withAccessChange } from '../metering/access-change.js';
 
 /** Why `email` cannot be an account's email address, as a phrase ("must be ..."), or null when it can. */
 export function emailProblem(email: string): string | null {
@@ -94,7 +95,8 @@ export async function changePlan(
   input: { accountId: number; plan: string; planStatus?: string; actor?: Actor; now?: number },
 ): Promise<AccountRecord> {
   const planStatus = planStatusFor(input.plan, input.planStatus);
-  return withWriteTransaction(store, async (db) => {
+  // Every server learns of the change before this returns (metering/access-change.ts).
+  return withAccessChange(store, input.accountId, () => withWriteTransaction(store, async (db) => {
     const before = await accountById(db, input.accountId);
     await setPlan(db, input.accountId, input.plan, planStatus);
     if (before.plan !== input.plan || before.planStatus !== planStatus) {
@@ -107,5 +109,5 @@ export async function changePlan(
       });
     }
     return accountById(db, input.accountId);
-  });
+  }));
 }

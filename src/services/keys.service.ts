@@ -19,6 +19,7 @@ import { canonicalTimestamp } from '../domain/timestamps.js';
 import type { Database } from '../store/schema.js';
 import { withWriteTransaction } from '../store/write-transaction.js';
 import { accountById } from './accounts.service.js';
+import { withAccessChange } from '../metering/access-change.js';
 import type { Actor } from './actor.js';
 import { InputError, NotFoundError, throwInputErrors } from '../errors/input-error.js';
 import { recordSecurityEvent, type NewSecurityEvent } from './security-log.js';
@@ -386,7 +387,8 @@ function requireWorking(key: KeyRecord, now: number): void {
 
 /**
  * Runs a change of one key in its account's transaction, with the key as the caller may see it. The account
- * is found first, without the lock: a key never moves to another account.
+ * is found first, without the lock: a key never moves to another account. On PostgreSQL + Redis the change
+ * is fenced in Redis (a refused fence changes nothing).
  */
 async function changeKey<T>(
   store: Store,
@@ -394,7 +396,10 @@ async function changeKey<T>(
   work: (db: Kysely<Database>, key: KeyRecord, accountId: number) => Promise<T>,
 ): Promise<T> {
   const { accountId } = await findKey(store.db, input.keyId, input.accountId);
-  return accountTransaction(store, accountId, async (db) => work(db, await findKey(db, input.keyId, input.accountId), accountId));
+  // Every server learns of the change before this returns (metering/access-change.ts).
+  return withAccessChange(store, accountId, () =>
+    accountTransaction(store, accountId, async (db) => work(db, await findKey(db, input.keyId, input.accountId), accountId)),
+  );
 }
 
 export async function rollKey(

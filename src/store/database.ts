@@ -23,6 +23,7 @@ import { noticesMigration } from './migrations/0010-notices.js';
 import { allowedAddressesMigration } from './migrations/0011-allowed-addresses.js';
 import { requestLogMigration } from './migrations/0012-request-log.js';
 import { expiryRemindersMigration } from './migrations/0013-expiry-reminders.js';
+import { versionNotifyMigration } from './migrations/0014-version-notify.js';
 import type { Database } from './schema.js';
 
 /** How long a writer waits for another process's lock before the store counts as unavailable (503). */
@@ -183,6 +184,7 @@ function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '0011-allowed-addresses': allowedAddressesMigration(dialect),
     '0012-request-log': requestLogMigration(dialect),
     '0013-expiry-reminders': expiryRemindersMigration(dialect),
+    '0014-version-notify': versionNotifyMigration(dialect),
   };
 }
 

@@ -13,6 +13,7 @@ import { importPrices, type ImportResult } from '../../src/services/price-import
 import { EXPORT_COLUMNS as CSV_COLUMNS } from '../../src/store/repositories/price-export.js';
 import type { Store } from '../../src/store/database.js';
 import { loadDataset } from '../../src/load/load-dataset.js';
+import { dataSeenBy } from '../helpers/held-principals.js';
 import { createTestContext, V1, type TestContext } from '../helpers/test-app.js';
 import { fixture } from '../helpers/fixture.js';
 import { assertRefusedRows, chunks, parseJsonOutput, runCli, tableCounts, tempDir } from '../helpers/cli-helpers.js';
@@ -75,6 +76,8 @@ interface PriceData {
 }
 
 async function currentPrice(ctx: TestContext, id: number): Promise<PriceData> {
+  // PostgreSQL + Redis: an import is served within a second (README, "Running many servers").
+  await dataSeenBy(ctx);
   const response = await ctx.get(`${V1}/prices/${id}`);
   assert.equal(response.statusCode, 200, response.body);
   return response.json<{ data: PriceData }>().data;

@@ -9,6 +9,13 @@
  * Route, scope and parameters are known before the meter is asked, so a request costs one round trip to
  * the meter, and the outcome still follows the contract's order.
  *
+ * On PostgreSQL + Redis a key's principal held by this server is used at step 2 without reading PostgreSQL,
+ * and the meter's admission checks it: the script compares the held principal's access version with the
+ * account's in Redis and counts nothing when they differ ("stale"); the pipeline then reads the key from
+ * PostgreSQL, decides steps 2 and 3 again (a revoked key is 401 then) and admits again, without the check.
+ * So a request whose principal is current makes one round trip, to Redis (docs/performance.md). A held row
+ * that would be refused is never trusted either: it is read again first.
+ *
  * The hooks sit on the root instance, not in an encapsulated plugin under /developer/v1: a URL that matches
  * no route (anywhere on the port), a router error (framework errors) and a request while the server drains
  * all go through steps 1 to 5 before they are answered. The other surfaces (the reference page, the
@@ -23,7 +30,8 @@ import type { Config } from '../../config.js';
 import { REQUEST_DEADLINE_MS, settleBy } from '../../deadline.js';
 import type { PlanLimits, Scope } from '../../domain/scopes.js';
 import { AuthError } from '../../errors/auth-error.js';
-import { MeterUnavailableError, type BurstState, type Meter } from '../../metering/meter.js';
+import { MeterUnavailableError, type Admission, type BurstState, type Meter } from '../../metering/meter.js';
+import { STALE, type AccessCheckedMeter } from '../../metering/redis-meter.js';
 import { giveBackCounted } from '../../metering/give-back.js';
 import { ceilSeconds, dayOf, monthBounds } from '../../metering/periods.js';
 import type { UsageStats } from '../../metering/usage-stats.js';
@@ -69,6 +77,16 @@ declare module 'fastify' {
     failure: { code: string; message: string } | null;
     /** The store's data version, read with the key check; null when none was read (item-answers.ts). */
     dataVersion: number | null;
+    /**
+     * PostgreSQL + Redis, when the key check read nothing from PostgreSQL: the data version as the LISTEN
+     * connection last heard it (within a second of a load or import). Single-item answers use it; lists,
+     * searches and exports read the data version themselves (dataVersion is null then).
+     */
+    notifiedDataVersion: number | null;
+    /** The access version of a held principal used without reading PostgreSQL, for the meter to check; else null. */
+    heldAccessVersion: number | null;
+    /** The account's access version as read from PostgreSQL for this request, for the meter to keep; else null. */
+    readAccessVersion: number | null;
   }
   interface FastifyContextConfig {
     meta?: RouteMeta;
@@ -93,6 +111,21 @@ export interface ApiPipelineDeps {
   metrics: Metrics;
   /** The owners' per-key statistics; null when requests are not recorded for them. */
   stats: UsageStats | null;
+  /**
+   * PostgreSQL + Redis: the meter that checks held principals' access versions, and whether the server may
+   * use held principals now (its LISTEN connection, version-listener.ts); null elsewhere.
+   */
+  heldPrincipals?: HeldPrincipalsDeps | null;
+}
+
+export interface HeldPrincipalsDeps {
+  meter: AccessCheckedMeter;
+  versions: {
+    /** False while held principals must not be used (the LISTEN connection is down, or a version not yet in Redis). */
+    trusted(): boolean;
+    /** The data version as notified; only read while trusted. */
+    readonly dataVersion: number | null;
+  };
 }
 
 export interface ApiPipeline {
@@ -100,6 +133,8 @@ export interface ApiPipeline {
   frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => void;
   /** Adds the request decorations, hooks, not-found and error handlers to the root instance. */
   install(app: App): void;
+  /** Drops every principal this server holds (its LISTEN connection listens again: see version-listener.ts). */
+  dropHeldPrincipals(): void;
 }
 
 /** The contract's error for anything thrown while answering: 503 for an unreachable store or meter. */
@@ -122,41 +157,84 @@ function toApiError(error: unknown, request: FastifyRequest, metrics: Metrics): 
 
 export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
   const { config, meter, clock, queries, metrics, stats } = deps;
+  const held = deps.heldPrincipals ?? null;
   let draining = false;
   const principals = new PrincipalCache(queries);
   const keyGate = new KeyGate();
 
-  /** Steps 1 to 4: method (405), key (401), allowed addresses (401), plan (403). */
-  async function methodKeyAndPlan(request: FastifyRequest): Promise<Principal> {
+  /**
+   * Steps 1 to 4: method (405), key (401), allowed addresses (401), plan (403). With `mayUseHeld`, a principal this server holds is
+   * used unchecked (the admission checks it), unless its row would be refused: that is read again first.
+   */
+  async function methodKeyAndPlan(request: FastifyRequest, mayUseHeld: boolean): Promise<Principal> {
     if (!ACCEPTED_METHODS.has(request.method)) {
       throw new ApiError('method_not_allowed', `Method ${request.method} is not allowed; use GET, HEAD or OPTIONS.`, {
         allow: ALLOW,
       });
     }
-    const deps = {
-      findKey: async (keyHash: string) => {
-        const found = await principals.find(keyHash);
-        request.dataVersion = found.dataVersion;
-        return found.key;
-      },
-      keyPrefix: config.keyPrefix,
-      planLimits: config.planLimits,
-    };
-    // The request is where a key with allowed addresses reads the client's address (a getter), when it does.
-    return authenticate(request.raw.rawHeaders, clock.now(), deps, request);
+    const useHeld = mayUseHeld && held !== null && held.versions.trusted();
+    request.heldAccessVersion = null;
+    request.readAccessVersion = null;
+    try {
+      return await authenticate(request.raw.rawHeaders, clock.now(), {
+        findKey: async (keyHash) => {
+          const row = useHeld ? principals.held(keyHash) : undefined;
+          if (row !== undefined && held !== null) {
+            request.heldAccessVersion = row.accessVersion;
+            request.dataVersion = null;
+            request.notifiedDataVersion = held.versions.dataVersion;
+            return row;
+          }
+          const found = await principals.find(keyHash);
+          request.dataVersion = found.dataVersion;
+          request.notifiedDataVersion = null;
+          request.readAccessVersion = found.key?.accessVersion ?? null;
+          return found.key;
+        },
+        keyPrefix: config.keyPrefix,
+        planLimits: config.planLimits,
+        // The request is where a key with allowed addresses reads the client's address (a getter), when it does.
+      }, request);
+    } catch (error) {
+      // A refusal is never decided on a row that was not checked: a plan renewed since must not be refused.
+      if (error instanceof RefusedKeyError && request.heldAccessVersion !== null) return methodKeyAndPlan(request, false);
+      throw error;
+    }
   }
 
-  /** One meter call for the principal at the clock's now, and the rate-limit headers that state its outcome. */
-  async function admitNow(principal: Principal, quota: boolean, deadline: number) {
+  /** Steps 2 and 3 again, from PostgreSQL: the held principal's access version was not the account's. */
+  async function reauthenticate(request: FastifyRequest): Promise<Principal> {
+    try {
+      request.principal = await settleBy(request.deadline, methodKeyAndPlan(request, false), 'the key lookup');
+    } catch (error) {
+      if (error instanceof RefusedKeyError) request.refusedKey = { keyId: error.keyId, accountId: error.accountId, refusal: error.refusal };
+      throw error;
+    }
+    return request.principal;
+  }
+
+  /**
+   * One meter call for the principal at the clock's now, and the rate-limit headers that state its outcome;
+   * STALE when the principal was held and its access version is no longer the account's (nothing counted).
+   */
+  async function admitNow(request: FastifyRequest, principal: Principal, quota: boolean, deadline: number) {
     const now = clock.now();
-    const admission = await meter.admit({
+    const admitRequest = {
       accountId: principal.accountId,
       keyId: principal.keyId,
       limits: principal.limits,
       quota,
       now,
       deadline,
-    });
+    };
+    let admission: Admission;
+    if (held !== null) {
+      const checked = await held.meter.admitChecked(admitRequest, { held: request.heldAccessVersion, known: request.readAccessVersion });
+      if (checked === STALE) return STALE;
+      admission = checked;
+    } else {
+      admission = await meter.admit(admitRequest);
+    }
     return { now, admission, headers: rateLimitHeaders(principal.limits, admission.burst, admission.quota?.used ?? null, now) };
   }
 
@@ -178,8 +256,11 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
     let apiError: ApiError;
     request.deadline = Date.now() + REQUEST_DEADLINE_MS;
     try {
-      const principal = await settleBy(request.deadline, methodKeyAndPlan(request), 'the key lookup');
-      const { admission, headers } = await admitNow(principal, false, request.deadline);
+      const principal = await settleBy(request.deadline, methodKeyAndPlan(request, true), 'the key lookup');
+      let admitted = await admitNow(request, principal, false, request.deadline);
+      if (admitted === STALE) admitted = await admitNow(request, await reauthenticate(request), false, request.deadline);
+      if (admitted === STALE) throw new Error('pipeline: an admission without an access check came back stale');
+      const { admission, headers } = admitted;
       if (!admission.burst.allowed) throw rateLimited(principal.limits, admission.burst.resetInMs, headers);
       reply.headers(headers);
       const code = (error as { code?: unknown }).code;
@@ -251,6 +332,9 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
     app.decorateRequest('refusedKey', null);
     app.decorateRequest('failure', null);
     app.decorateRequest('dataVersion', null);
+    app.decorateRequest('notifiedDataVersion', null);
+    app.decorateRequest('heldAccessVersion', null);
+    app.decorateRequest('readAccessVersion', null);
 
     app.addHook('onRequest', async (request, reply) => {
       // One deadline for the whole request: the key lookup, the meter and the handler share it.
@@ -275,7 +359,7 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
       // 499, nginx's "client closed request", for the metrics and the log: nobody reads the answer.
       if (gateKey !== null && !(await keyGateTurn(gateKey, request, reply))) return reply.code(499).send();
       try {
-        request.principal = await settleBy(request.deadline, methodKeyAndPlan(request), 'the key lookup');
+        request.principal = await settleBy(request.deadline, methodKeyAndPlan(request, true), 'the key lookup');
       } catch (error) {
         if (error instanceof RefusedKeyError) request.refusedKey = { keyId: error.keyId, accountId: error.accountId, refusal: error.refusal };
         throw error;
@@ -287,20 +371,33 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
       // Read once: Fastify builds request.routeOptions anew on every read.
       const routeConfig = request.routeOptions.config;
       if (routeConfig.public === true) return;
-      const principal = request.principal;
+      let principal = request.principal;
       if (principal === null) throw new Error('pipeline: admit before authenticate');
       const meta = routeConfig.meta;
-      let refusal: ApiError | null = null;
-      // The OPTIONS twin of a route carries `preflight` and no `meta`: test it before treating a missing
-      // `meta` as "no such route", or OPTIONS on an existing route would answer 404 instead of 204.
-      if (request.is404) refusal = notFound();
-      else if (routeConfig.preflight) refusal = null;
-      else if (meta === undefined) refusal = notFound();
-      else if (meta.scope !== null && !principal.scopes.has(meta.scope)) {
-        refusal = new ApiError('insufficient_scope', `This endpoint needs the '${meta.scope}' scope, which the key does not have.`);
-      } else if (request.validationError) refusal = badRequest(request.validationError.message);
-      const quota = refusal === null && !routeConfig.preflight && meta !== undefined && meta.quota;
-      const { now, admission, headers } = await admitNow(principal, quota, request.deadline);
+      /** Steps 5 to 7 for the principal; decided again when the held one turns out stale. */
+      const refusalFor = (p: Principal): ApiError | null => {
+        // The OPTIONS twin of a route carries `preflight` and no `meta`: test it before treating a missing
+        // `meta` as "no such route", or OPTIONS on an existing route would answer 404 instead of 204.
+        if (request.is404) return notFound();
+        if (routeConfig.preflight) return null;
+        if (meta === undefined) return notFound();
+        if (meta.scope !== null && !p.scopes.has(meta.scope)) {
+          return new ApiError('insufficient_scope', `This endpoint needs the '${meta.scope}' scope, which the key does not have.`);
+        }
+        if (request.validationError) return badRequest(request.validationError.message);
+        return null;
+      };
+      let refusal = refusalFor(principal);
+      let quota = refusal === null && !routeConfig.preflight && meta !== undefined && meta.quota;
+      let admitted = await admitNow(request, principal, quota, request.deadline);
+      if (admitted === STALE) {
+        principal = await reauthenticate(request);
+        refusal = refusalFor(principal);
+        quota = refusal === null && !routeConfig.preflight && meta !== undefined && meta.quota;
+        admitted = await admitNow(request, principal, quota, request.deadline);
+        if (admitted === STALE) throw new Error('pipeline: an admission without an access check came back stale');
+      }
+      const { now, admission, headers } = admitted;
       if (!admission.burst.allowed) {
         metrics.outcome('rate_limited');
         throw rateLimited(principal.limits, admission.burst.resetInMs, headers);
@@ -407,5 +504,6 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
       answerFrameworkError(error, request, reply).catch((err: unknown) => request.log.error({ err }, 'could not answer a framework error'));
     },
     install,
+    dropHeldPrincipals: () => principals.clear(),
   };
 }

@@ -3,9 +3,11 @@
  * at a time, versioned-answers.ts): the serialized body and its strong ETag, or the fact that there is no
  * such item (its 404). Each request reads the data version with its key check (principal-cache.ts).
  *
- * Bounded by entries and by bytes; past either the least recently used go first. An answer is kept from
- * its id's second request at a version on (SecondRequestOfId): keeping ids asked once costs the copy into
- * the old generation and the eviction, about 2 µs a request measured on uniform ids.
+ * Bounded by entries and by bytes; past either the least recently used go first. On SQLite an answer is
+ * kept from its id's second request at a version on (SecondRequestOfId): keeping ids asked once costs the
+ * copy into the old generation and the eviction, about 2 µs a request measured on uniform ids, more than an
+ * SQLite read saves. On PostgreSQL a read is a round trip (about 100 µs of the process's CPU,
+ * docs/performance.md), so every answer is kept from its first request.
  */
 import type { FastifyReply } from 'fastify';
 import { strongEtag } from './conditional.js';
@@ -39,6 +41,8 @@ export class ItemAnswers<Row> {
   constructor(
     private readonly read: (id: number) => Promise<Row | undefined>,
     limits: { entries: number; bytes: number } = { entries: ITEM_ANSWER_ENTRIES, bytes: ITEM_ANSWER_BYTES },
+    /** Keep answers from an id's first request (PostgreSQL), not its second (SQLite). */
+    keepFromFirstRequest = false,
   ) {
     this.#answers = new VersionedAnswers<number, Held>({
       bound: {
@@ -47,7 +51,7 @@ export class ItemAnswers<Row> {
         // Characters, not bytes: V8 keeps a string of Latin-1 characters at one byte each.
         sizeCalculation: (held) => ('body' in held ? held.body.length : 0) + ENTRY_OVERHEAD,
       },
-      keepRule: new SecondRequestOfId(),
+      ...(keepFromFirstRequest ? {} : { keepRule: new SecondRequestOfId() }),
     });
   }
 

@@ -119,6 +119,15 @@ export const listCatalogue: FilteredList<ItemFilters, CatalogueItem> = async (db
   return toPage(rows, total, page);
 };
 
+/** Published items of several ids at once (PostgreSQL: `= any($1)`, one round trip for a batch of requests). */
+export function catalogueItemsQuery(db: Kysely<Database>, ids: number[]) {
+  return db
+    .selectFrom('catalogue_items as c')
+    .select(catalogueColumns)
+    .where(sql<boolean>`c.master_item_id = any(${ids})`)
+    .where('c.status', '=', 'PUBLISHED');
+}
+
 export function catalogueItemQuery(db: Kysely<Database>, id: number) {
   return db
     .selectFrom('catalogue_items as c')

@@ -1,7 +1,7 @@
 /** Current prices: the latest record by scrape date of each published item. */
 import { EXPORT_COLUMNS, type ExportColumn } from '../../domain/export-columns.js';
 import type { PriceRow } from '../../domain/resources.js';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Dialect } from '../dialect.js';
 import type { Database } from '../schema.js';
 import { countDirectly, filterKey, itemFilterConditions, type FilteredList, type ItemFilters } from './catalogue.repository.js';
@@ -54,6 +54,16 @@ export const listPrices: FilteredList<PriceFilters, PriceRow> = async (db, diale
   ]);
   return toPage(rows, total, page);
 };
+
+/** Current prices of several published items at once (PostgreSQL: `= any($1)`). */
+export function pricesByIdsQuery(db: Kysely<Database>, masterItemIds: number[]) {
+  return db
+    .selectFrom('current_prices as p')
+    .innerJoin('catalogue_items as c', 'c.master_item_id', 'p.master_item_id')
+    .select(priceColumns)
+    .where(sql<boolean>`p.master_item_id = any(${masterItemIds})`)
+    .where('c.status', '=', 'PUBLISHED');
+}
 
 export function priceQuery(db: Kysely<Database>, masterItemId: number) {
   return db

@@ -25,7 +25,7 @@ const CatalogueQuery = Type.Object(
 const ItemParams = Type.Object({ id: Id('masterItemId') }, { additionalProperties: false });
 
 export function registerCatalogueRoutes(app: App, deps: RouteDeps): void {
-  const items = new ItemAnswers(deps.queries.catalogueItem);
+  const items = new ItemAnswers(deps.queries.catalogueItem, undefined, deps.store.dialect === 'postgres');
   defineRoute(app, {
     path: '/catalogue',
     operationId: 'catalogue',
@@ -49,7 +49,7 @@ export function registerCatalogueRoutes(app: App, deps: RouteDeps): void {
     itemNotFound: true,
     response: dataOf(CatalogueItemSchema),
     handler: async (request, reply) => {
-      const answer = await items.answer(request.dataVersion, request.params.id, (item) => reply.serialize({ data: item }));
+      const answer = await items.answer(request.dataVersion ?? request.notifiedDataVersion, request.params.id, (item) => reply.serialize({ data: item }));
       if (answer === null) throw notFound(`No published catalogue item has masterItemId ${request.params.id}.`);
       return answerBody(reply, answer);
     },

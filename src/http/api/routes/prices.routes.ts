@@ -26,7 +26,7 @@ const PriceParams = Type.Object({ masterItemId: Id('masterItemId') }, { addition
 const EXPORT_BUFFER_BYTES = 1024 * 1024;
 
 export function registerPriceRoutes(app: App, deps: RouteDeps): void {
-  const prices = new ItemAnswers(deps.queries.price);
+  const prices = new ItemAnswers(deps.queries.price, undefined, deps.store.dialect === 'postgres');
   defineRoute(app, {
     path: '/prices',
     operationId: 'prices',
@@ -104,7 +104,7 @@ export function registerPriceRoutes(app: App, deps: RouteDeps): void {
     response: dataOf(PriceRowSchema),
     handler: async (request, reply) => {
       const { masterItemId } = request.params;
-      const answer = await prices.answer(request.dataVersion, masterItemId, (row) => reply.serialize({ data: row }));
+      const answer = await prices.answer(request.dataVersion ?? request.notifiedDataVersion, masterItemId, (row) => reply.serialize({ data: row }));
       if (answer === null) throw notFound(`No current price for masterItemId ${masterItemId}.`);
       return answerBody(reply, answer);
     },
