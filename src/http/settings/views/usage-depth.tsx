@@ -73,7 +73,7 @@ export function UsageDepthSection({ usage, base, csv, subject }: { usage: UsageD
           <thead>
             <tr>
               <th scope="col">Endpoint</th>
-              <th scope="col">Requests</th>
+              <th scope="col" class="num">Requests</th>
             </tr>
           </thead>
           <tbody>
