@@ -3,6 +3,7 @@
  * and description for assistive technology and a table of the same numbers beside it. Built with the same
  * escaping renderer as every view, so even the chart outputs no trusted markup.
  */
+import { TableScroll } from './components.js';
 import { formatCount, formatDay } from './format.js';
 
 export interface ChartSeries {
@@ -110,7 +111,7 @@ export function BarChart({ id, title, days, series, unit = 'day' }: BarChartProp
       ) : null}
       <details class="chart-table">
         <summary>Show the numbers as a table</summary>
-        <div class="table-scroll">
+        <TableScroll label={`${title}: the numbers`}>
           <table>
             <caption class="visually-hidden">{title}</caption>
             <thead>
@@ -134,7 +135,7 @@ export function BarChart({ id, title, days, series, unit = 'day' }: BarChartProp
               ))}
             </tbody>
           </table>
-        </div>
+        </TableScroll>
       </details>
     </figure>
   );

@@ -32,3 +32,16 @@ export function Banner({ tone, children }: { tone: 'info' | 'warning' | 'danger'
     </div>
   );
 }
+
+/**
+ * A wide table's box, scrolling sideways on a narrow screen while the page does not. It takes keyboard
+ * focus (a named region), so that an owner without a mouse can scroll it with the arrow keys (axe-core:
+ * scrollable-region-focusable).
+ */
+export function TableScroll({ label, card = false, children }: { label: string; card?: boolean; children: ComponentChildren }) {
+  return (
+    <div class={card ? 'card table-scroll' : 'table-scroll'} role="region" aria-label={label} tabIndex={0}>
+      {children}
+    </div>
+  );
+}

@@ -7,7 +7,7 @@ import { OUTCOMES, type LastUse, type Outcome, type Rejection } from '../../../m
 import { paths } from '../paths.js';
 import { AddressList, AllowedAddressesForm, type AddressesFormState } from './allowed-addresses.js';
 import { BarChart } from './bar-chart.js';
-import { Banner, FieldError, FormToken, Time } from './components.js';
+import { Banner, FieldError, FormToken, TableScroll, Time } from './components.js';
 import { ScopeChoices } from './create-key.js';
 import { formatCount } from './format.js';
 import { ScopeList, StatusBadge, type KeyView } from './key-summary.js';
@@ -199,7 +199,7 @@ export function KeyDetailsPage({
         {data.rejections.length === 0 ? (
           <p class="muted">No rejected requests.</p>
         ) : (
-          <div class="table-scroll">
+          <TableScroll label="Last rejected requests table">
             <table>
               <caption class="visually-hidden">The last {data.rejections.length} rejected requests of this key, newest first</caption>
               <thead>
@@ -229,7 +229,7 @@ export function KeyDetailsPage({
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
         )}
       </section>
       {children}

@@ -4,7 +4,7 @@
  */
 import type { LogOutcome } from '../../../metering/usage-stats.js';
 import { LOG_OUTCOMES, type RequestLogView } from '../request-log-data.js';
-import { Time } from './components.js';
+import { TableScroll, Time } from './components.js';
 import { formatCount } from './format.js';
 import { OUTCOME_LABELS } from './key-details.js';
 
@@ -39,7 +39,7 @@ export function RequestLogSection({ log, action, now }: { log: RequestLogView; a
       {log.entries.length === 0 ? (
         <p class="muted">{log.kept === 0 ? 'No requests in the last 7 days.' : 'No request with this outcome among the last requests.'}</p>
       ) : (
-        <div class="table-scroll">
+        <TableScroll label="Request log table">
           <table>
             <caption class="visually-hidden">
               {formatCount(log.entries.length)} requests of this key{log.outcome === null ? '' : ` with the outcome ${LOG_OUTCOME_LABELS[log.outcome]}`}, newest first
@@ -73,7 +73,7 @@ export function RequestLogSection({ log, action, now }: { log: RequestLogView; a
               ))}
             </tbody>
           </table>
-        </div>
+        </TableScroll>
       )}
     </section>
   );

@@ -1,7 +1,7 @@
 /** Security log: who changed what, when, from where; 90 days, newest first, paged. */
 import { SECURITY_EVENT_KINDS, type SecurityEvent, type SecurityEventKey, type SecurityEventKind, type SecurityLogFilter } from '../../../services/security-log.js';
 import { paths, securityLogHref } from '../paths.js';
-import { Time } from './components.js';
+import { TableScroll, Time } from './components.js';
 import { Layout, type SignedInShell } from './layout.js';
 
 const KIND_LABELS: Record<SecurityEventKind, string> = {
@@ -85,7 +85,7 @@ export function SecurityLogPage({ shell, data }: { shell: SignedInShell; data: S
           <p>Nothing happened in the last 90 days.</p>
         )
       ) : (
-        <div class="card table-scroll">
+        <TableScroll label="Security events" card>
           <table>
             <caption class="visually-hidden">
               Security events, page {data.page} of {data.pages}, {data.total} in all
@@ -126,7 +126,7 @@ export function SecurityLogPage({ shell, data }: { shell: SignedInShell; data: S
               ))}
             </tbody>
           </table>
-        </div>
+        </TableScroll>
       )}
       {data.pages > 1 ? (
         <nav class="pager" aria-label="Pages of the security log">

@@ -7,6 +7,7 @@ import { SERVER_TIME_BOUNDS_MS } from '../../../metering/usage-buckets.js';
 import { OUTCOMES } from '../../../metering/usage-stats.js';
 import { RANGE_NAMES, RANGES, type Percentiles, type RangeName, type UsageDepth } from '../usage-depth-data.js';
 import { BarChart } from './bar-chart.js';
+import { TableScroll } from './components.js';
 import { formatCount } from './format.js';
 import { OUTCOME_LABELS } from './key-details.js';
 
@@ -66,13 +67,13 @@ export function UsageDepthSection({ usage, base, csv, subject }: { usage: UsageD
       </dl>
       <p class="small muted">From the request's arrival to the end of its answer, every outcome; read from a histogram of fixed buckets, so each is the bucket's upper bound.</p>
       <h3>By endpoint</h3>
-      <div class="table-scroll">
+      <TableScroll label="Requests by endpoint">
         <table>
           <caption class="visually-hidden">Requests of every outcome by endpoint, {label.toLowerCase()}</caption>
           <thead>
             <tr>
               <th scope="col">Endpoint</th>
-              <th scope="col">Requests</th>
+              <th scope="col" class="num">Requests</th>
             </tr>
           </thead>
           <tbody>
@@ -86,7 +87,7 @@ export function UsageDepthSection({ usage, base, csv, subject }: { usage: UsageD
             ))}
           </tbody>
         </table>
-      </div>
+      </TableScroll>
       <p class="actions">
         <a class="button button-secondary" href={`${csv}?range=${usage.range}`} download>
           Download CSV
