@@ -1,49 +1,91 @@
 /**
- * `npm test`: every pass of the suite, in two lanes side by side, each lane's passes one after another.
- * The passes spend much of their time waiting (child servers starting, PostgreSQL, Redis, pip), so two lanes
- * on a 2-core machine take a little over half the time of one; every test file still runs alone within its
- * lane, and each file has its own databases and Redis key space (test/helpers/private-services.ts), so the
- * lanes share nothing but the servers. dist/ is compiled once before the lanes start: the tests run the built
- * CLI, and two lanes must not compile at once.
+ * The suite's passes, and `npm test`, which runs them all.
  *
- * Each line of output is prefixed with its lane; a summary at the end names each pass, its time and result.
- * The exit code is 0 only when every pass passed. `npm run test:sqlite` (and the others) still run one pass.
+ * `node --import tsx scripts/test-all.ts sqlite|postgres` runs one store's pass, every file of it, one file
+ * at a time (`npm run test:sqlite`, `npm run test:postgres`). Without an argument (`npm test`): two lanes
+ * side by side, then a quiet phase.
+ * - The lanes: the SQLite pass then the TypeScript client's tests; the PostgreSQL + Redis pass then the Python
+ *   client's. The passes spend much of their time waiting (child servers starting, PostgreSQL, Redis, pip), so
+ *   two lanes on a 2-core machine take a little over half the time of one. Each file has its own databases
+ *   and Redis key space (test/helpers/private-services.ts): the lanes share nothing but the servers.
+ * - The quiet phase: the files that time an outage ("a 503 within 2 seconds", the contract's promise) run
+ *   after the lanes, alone, on each store, so that the other lane's load cannot make them late.
+ * dist/ is compiled once first: the tests run the built CLI, and two lanes must not compile at once.
+ *
+ * Each line of output is prefixed with its lane; a summary at the end names each part, its time and result.
+ * The exit code is 0 only when every part passed.
  */
 import { spawn, spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
-const LANES: Record<string, string[]> = {
-  sqlite: ['test:sqlite', 'test:client'],
-  postgres: ['test:postgres', 'test:python'],
-};
+/** Every `*.test.ts` under these folders, sorted. */
+function testFiles(folders: readonly string[]): string[] {
+  return folders
+    .flatMap((folder) => readdirSync(folder, { recursive: true, encoding: 'utf8' }).map((file) => join(folder, file)))
+    .filter((file) => file.endsWith('.test.ts'))
+    .sort();
+}
 
-const build = spawnSync('npx', ['tsc', '-b', 'tsconfig.build.json'], { stdio: 'inherit' });
-if (build.status !== 0) process.exit(build.status ?? 1);
+const PASSES = {
+  sqlite: { env: {}, files: () => testFiles(['test']).filter((file) => !file.startsWith('test/cluster/')) },
+  postgres: {
+    env: { TEST_STORE: 'postgres' },
+    files: () => testFiles(['test/http', 'test/metering', 'test/store', 'test/cluster', 'test/settings']).filter((file) => !file.endsWith('.browser.test.ts')),
+  },
+} as const;
+type Store = keyof typeof PASSES;
 
-const results: Array<{ pass: string; code: number | null; seconds: number }> = [];
+/** Files that assert how soon an outage is answered: run alone, after the lanes. */
+const TIMED = new Set(['test/cluster/outages.test.ts', 'test/cluster/redis-cluster.test.ts', 'test/metering/faults.test.ts', 'test/settings/outages.test.ts']);
 
-function runPass(lane: string, pass: string): Promise<number | null> {
+const results: Array<{ part: string; code: number | null; seconds: number }> = [];
+
+function run(lane: string, part: string, command: string, args: string[], env: Record<string, string> = {}): Promise<boolean> {
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn('npm', ['run', '--silent', pass], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     for (const stream of [child.stdout, child.stderr]) {
       createInterface({ input: stream }).on('line', (line) => process.stdout.write(`[${lane}] ${line}\n`));
     }
     child.once('close', (code) => {
-      results.push({ pass, code, seconds: Math.round((Date.now() - started) / 1000) });
-      resolve(code);
+      results.push({ part, code, seconds: Math.round((Date.now() - started) / 1000) });
+      resolve(code === 0);
     });
   });
 }
 
-async function runLane(lane: string, passes: string[]): Promise<boolean> {
-  let ok = true;
-  // A failed pass does not stop its lane: the next pass may show more of what is wrong.
-  for (const pass of passes) if ((await runPass(lane, pass)) !== 0) ok = false;
-  return ok;
+function runFiles(lane: string, part: string, store: Store, files: string[]): Promise<boolean> {
+  const args = ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-timeout=180000', ...files];
+  return run(lane, part, process.execPath, args, PASSES[store].env);
 }
 
-const outcomes = await Promise.all(Object.entries(LANES).map(([lane, passes]) => runLane(lane, passes)));
+const build = spawnSync('npx', ['tsc', '-b', 'tsconfig.build.json'], { stdio: 'inherit' });
+if (build.status !== 0) process.exit(build.status ?? 1);
+
+const only = process.argv[2];
+let ok: boolean;
+if (only !== undefined) {
+  if (only !== 'sqlite' && only !== 'postgres') {
+    process.stderr.write(`usage: test-all.ts [sqlite|postgres]; got ${JSON.stringify(only)}\n`);
+    process.exit(2);
+  }
+  ok = await runFiles(only, `${only} pass`, only, PASSES[only].files());
+} else {
+  const lane = async (store: Store, after: string): Promise<boolean> => {
+    const passed = await runFiles(store, `${store} pass`, store, PASSES[store].files().filter((file) => !TIMED.has(file)));
+    // A failed pass does not stop its lane: the next part may show more of what is wrong.
+    return (await run(store, after, 'npm', ['run', '--silent', after])) && passed;
+  };
+  const lanes = await Promise.all([lane('sqlite', 'test:client'), lane('postgres', 'test:python')]);
+  const quiet: boolean[] = [];
+  for (const store of ['sqlite', 'postgres'] as const) {
+    const timed = PASSES[store].files().filter((file) => TIMED.has(file));
+    quiet.push(await runFiles(`${store} timed`, `${store} timed files`, store, timed));
+  }
+  ok = [...lanes, ...quiet].every(Boolean);
+}
 process.stdout.write('\nnpm test:\n');
-for (const r of results) process.stdout.write(`  ${r.pass.padEnd(14)} ${r.code === 0 ? 'passed' : `FAILED (exit ${r.code})`} in ${r.seconds} s\n`);
-process.exit(outcomes.every(Boolean) ? 0 : 1);
+for (const r of results) process.stdout.write(`  ${r.part.padEnd(20)} ${r.code === 0 ? 'passed' : `FAILED (exit ${r.code})`} in ${r.seconds} s\n`);
+process.exit(ok ? 0 : 1);

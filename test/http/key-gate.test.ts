@@ -100,6 +100,30 @@ test('a request whose client leaves while it waits its turn is not counted and f
   assert.deepEqual(next.map((response) => response.status), new Array(KEY_IN_FLIGHT + 2).fill(200));
 });
 
+test('a request whose turn does not come by its deadline answers 503 (nothing counted), as a store outage must within 2 s', async () => {
+  const alice = ctx.loaded.keys.alice!;
+  const before = await used(alice);
+  const hold = holdAdmissions(ctx.meter, ctx.loaded.accounts.alice!);
+  let late: Response;
+  let served = 0;
+  const started = Date.now();
+  try {
+    const stuck = Array.from({ length: KEY_IN_FLIGHT }, () => fetch(`${base}${V1}/catalogue/1`, { headers: { 'x-api-key': alice } }));
+    await waitUntil(() => hold.state.held === KEY_IN_FLIGHT, 'the key has all its places in use');
+    late = await fetch(`${base}${V1}/catalogue/1`, { headers: { 'x-api-key': alice } });
+    hold.release();
+    // The held ones reach the meter past their own deadline: served or refused, each counted only if served.
+    served = (await Promise.all(stuck)).filter((response) => response.status === 200).length;
+  } finally {
+    hold.restore();
+  }
+  assert.equal(late.status, 503);
+  assert.equal(((await late.json()) as { error: string }).error, 'service_unavailable');
+  assert.ok(late.headers.get('retry-after'), 'with Retry-After');
+  assert.ok(Date.now() - started < 10_000, 'answered at its deadline, not after the held requests');
+  assert.equal(await used(alice), before + served, 'the late request was not counted');
+});
+
 test('the gate hands places on in arrival order and forgets a key once its requests are done', async () => {
   const gate = new KeyGate(2);
   const first = gate.tryEnter('k')!;

@@ -27,7 +27,7 @@ import { authenticate, RefusedKeyError, type KeyRefusal, type Principal } from '
 import { PrincipalCache } from '../../auth/principal-cache.js';
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
-import { REQUEST_DEADLINE_MS, settleBy } from '../../deadline.js';
+import { DeadlineExceededError, REQUEST_DEADLINE_MS, settleBy } from '../../deadline.js';
 import type { PlanLimits, Scope } from '../../domain/scopes.js';
 import { AuthError } from '../../errors/auth-error.js';
 import { MeterUnavailableError, type Admission, type BurstState, type Meter } from '../../metering/meter.js';
@@ -283,13 +283,15 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
 
   /**
    * Waits for the request's turn among its key's requests (key-gate.ts); false when its client left while it
-   * waited: then it goes no further (nothing is read or counted for it). The place is given back when the
-   * response closes, however the request ends.
+   * waited: then it goes no further (nothing is read or counted for it). The wait counts toward the request's
+   * deadline, so a store outage is still answered 503 within 2 seconds: a request whose turn has not come by
+   * its deadline leaves the line with DeadlineExceededError. The place is given back when the response
+   * closes, however the request ends.
    */
   async function keyGateTurn(gateKey: string, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
-    let release = keyGate.tryEnter(gateKey);
-    if (release !== null) {
-      reply.raw.once('close', release);
+    const entered = keyGate.tryEnter(gateKey);
+    if (entered !== null) {
+      reply.raw.once('close', entered);
       return true;
     }
     // Gone: the connection closed, or the client ended its side of it (as nginx counts a 499): an HTTP client
@@ -301,16 +303,23 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
     const socket = request.raw.socket;
     reply.raw.once('close', onGone);
     socket.once('end', onGone);
-    release = await keyGate.wait(gateKey);
+    const turn = keyGate.wait(gateKey);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), Math.max(0, request.deadline - Date.now()))));
+    const release = await Promise.race([turn, late]);
+    clearTimeout(timer);
     reply.raw.off('close', onGone);
     socket.off('end', onGone);
+    if (release === null) {
+      // Its place, when it comes, passes straight on.
+      void turn.then((granted) => granted());
+      throw new DeadlineExceededError("the turn among the key's requests");
+    }
     if (gone) {
       release();
       return false;
     }
     reply.raw.once('close', release);
-    // The request's time to be answered starts with its turn: the wait was for its own key's requests.
-    request.deadline = Date.now() + REQUEST_DEADLINE_MS;
     return true;
   }
 
