@@ -11,6 +11,9 @@
  *   node --import tsx bench/settings-pages.ts        (BENCH_STORES=sqlite,postgres; PAGES_N=100; PAGES_WARMUP=20;
  *                                                     BENCH_PORT=8800, 4 ports from there)
  *
+ * PAGES_ONLY=overview: only the pages whose name holds that text. PAGES_CPU_PROF=DIR: the server runs under
+ * `node --cpu-prof`, its profile written to DIR when it stops.
+ *
  * PostgreSQL + Redis: a private database shelfapi_pagebench_<pid> on BENCH_POSTGRES_URL's server and the key
  * prefix shelfapi_pagebench:<pid>: on BENCH_REDIS_URL, both removed at the end. The server runs from the
  * sources (`node --import tsx src/cli/bin.ts serve`): no build needed, and the same code once loaded.
@@ -19,6 +22,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { loadConfig } from '../src/config.js';
@@ -41,6 +45,8 @@ const STORES = (process.env.BENCH_STORES ?? 'sqlite,postgres').split(',');
 const PG_ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const BASE_PORT = Number(process.env.BENCH_PORT ?? 8800);
+/** Only the pages whose name holds this text (`overview`, `csv`, ...). */
+const ONLY = process.env.PAGES_ONLY ?? '';
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
 
@@ -90,7 +96,7 @@ function recordsOf(accountId: number, keyId: number, now: number): RequestRecord
 }
 
 /** Seeds the store of `env`: the demo account (id 1) with keys up to 20, its statistics and the meter's day counts. */
-async function seed(env: Record<string, string>, now: number): Promise<{ accountId: number; keyIds: number[] }> {
+export async function seed(env: Record<string, string>, now: number): Promise<{ accountId: number; keyIds: number[] }> {
   const config = loadConfig({ ...process.env, ...env, LOG_LEVEL: 'warn' } as Record<string, string>);
   const store = openStore(config.database);
   try {
@@ -173,7 +179,8 @@ async function postgresSetup(): Promise<StoreSetup> {
 }
 
 function startServer(env: Record<string, string>, port: number): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli', 'bin.ts'), 'serve'], {
+  const profile = process.env.PAGES_CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', process.env.PAGES_CPU_PROF];
+  return spawn(process.execPath, [...profile, '--import', 'tsx', join(ROOT, 'src', 'cli', 'bin.ts'), 'serve'], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port), OPS_PORT: String(port + 1), LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -208,7 +215,7 @@ async function timePage(url: string, cookie: string): Promise<{ p50: number; p95
     const res = await fetch(url, { headers: { cookie } });
     const body = await res.arrayBuffer();
     const took = performance.now() - start;
-    if (res.status !== 200) throw new Error(`${url} answered ${res.status}`);
+    if (res.status !== 200) throw new Error(`${url} answered ${res.status}: ${Buffer.from(body).toString('utf8').slice(0, 500)}`);
     bytes = body.byteLength;
     return took;
   };
@@ -238,7 +245,7 @@ async function benchStore(setup: StoreSetup, port: number): Promise<Array<Record
       ['key usage.csv ?range=90d', `/settings/developer-api/keys/${key}/usage.csv?range=90d`],
     ];
     const rows: Array<Record<string, string | number>> = [];
-    for (const [name, path] of pages) {
+    for (const [name, path] of pages.filter(([page]) => page.includes(ONLY))) {
       const t = await timePage(`${base}${path}`, cookie);
       log(`${setup.name}  ${name}: p50 ${t.p50} ms, p95 ${t.p95} ms, max ${t.max} ms (${t.bytes} bytes)`);
       rows.push({ store: setup.name, page: name, ...t });
@@ -250,18 +257,22 @@ async function benchStore(setup: StoreSetup, port: number): Promise<Array<Record
   }
 }
 
-const load = loadavg().map((x) => x.toFixed(2)).join(' ');
-log(`load average before: ${load}; ${N} requests per page after ${WARMUP} warm-up`);
-const results: Array<Record<string, string | number>> = [];
-let port = BASE_PORT;
-for (const name of STORES) {
-  const setup = name === 'sqlite' ? await sqliteSetup() : await postgresSetup();
-  try {
-    results.push(...(await benchStore(setup, port)));
-  } finally {
-    await setup.cleanup();
+if (process.argv[1] === fileURLToPath(import.meta.url)) await main();
+
+async function main(): Promise<void> {
+  const load = loadavg().map((x) => x.toFixed(2)).join(' ');
+  log(`load average before: ${load}; ${N} requests per page after ${WARMUP} warm-up`);
+  const results: Array<Record<string, string | number>> = [];
+  let port = BASE_PORT;
+  for (const name of STORES) {
+    const setup = name === 'sqlite' ? await sqliteSetup() : await postgresSetup();
+    try {
+      results.push(...(await benchStore(setup, port)));
+    } finally {
+      await setup.cleanup();
+    }
+    port += 2;
   }
-  port += 2;
+  const after = loadavg().map((x) => x.toFixed(2)).join(' ');
+  process.stdout.write(`${JSON.stringify({ loadBefore: load, loadAfter: after, n: N, warmup: WARMUP, results })}\n`);
 }
-const after = loadavg().map((x) => x.toFixed(2)).join(' ');
-process.stdout.write(`${JSON.stringify({ loadBefore: load, loadAfter: after, n: N, warmup: WARMUP, results })}\n`);
