@@ -5,6 +5,7 @@
  * HINCRBY per key, day and outcome; the last use kept only if newer (a small script, so servers writing out
  * of order cannot move it back); LPUSH + LTRIM for the rejections and for the request log (100 lines, 7
  * days); HINCRBY per key, period (hour or day) and field for the usage buckets. Everything expires.
+ * Reads of many days or keys (the day outcomes, usage in depth) sum their hashes in one script call.
  *
  * Per account on a cluster, because a pipeline runs on one master only and different accounts' slots lie
  * on different masters. When some accounts' pipelines fail (their master is away), only their records are
@@ -47,7 +48,35 @@ redis.call('EXPIRE', KEYS[1], ARGV[4])
 return 1
 `;
 
-const SCRIPTS = { statsLastUse: { numberOfKeys: 1, lua: LAST_USE } };
+// KEYS: hashes of one account (one hash slot). ARGV: the group of each key (a day or an hour), in the same
+// order. Returns [group .. ' ' .. field, sum, ...]: each hash's fields summed per group, in one reply. The
+// overview's 90 days of 20 keys were 1,800 HGETALLs (and 1,820 more for the outcomes) read and parsed one
+// by one by the client; on Redis's side each is the same small read as before.
+const SUM_HASHES = `
+local sums = {}
+local order = {}
+for i, key in ipairs(KEYS) do
+  local fields = redis.call('HGETALL', key)
+  for j = 1, #fields, 2 do
+    local id = ARGV[i] .. ' ' .. fields[j]
+    local current = sums[id]
+    if current == nil then
+      order[#order + 1] = id
+      sums[id] = tonumber(fields[j + 1])
+    else
+      sums[id] = current + tonumber(fields[j + 1])
+    end
+  end
+end
+local out = {}
+for _, id in ipairs(order) do
+  out[#out + 1] = id
+  out[#out + 1] = string.format('%.0f', sums[id])
+end
+return out
+`;
+
+const SCRIPTS = { statsLastUse: { numberOfKeys: 1, lua: LAST_USE }, statsSumHashes: { lua: SUM_HASHES } };
 
 /** The defined command, as a pipeline sees it (queued, answered by exec). */
 type StatsPipeline = ChainableCommander & {
@@ -122,17 +151,32 @@ export class RedisUsageStats extends BufferedUsageStats {
   }
 
   async keyOutcomes(accountId: number, keyId: number, sinceDay: string, untilDay: string): Promise<DayOutcomes[]> {
+    return this.keysOutcomes(accountId, [keyId], sinceDay, untilDay);
+  }
+
+  async keysOutcomes(accountId: number, keyIds: readonly number[], sinceDay: string, untilDay: string): Promise<DayOutcomes[]> {
     const days = daysBetween(sinceDay, untilDay);
     if (days.length === 0) return [];
-    const pipeline = this.redis.pipeline();
-    for (const day of days) pipeline.hgetall(this.key(accountId, 'out', keyId, day));
-    const results = (await pipeline.exec()) ?? [];
-    const stored = days.flatMap((day, i) => {
-      const [error, value] = results[i] ?? [new Error('missing reply'), null];
-      if (error) throw error;
-      return Object.entries((value ?? {}) as Record<string, string>).map(([outcome, n]) => ({ day, outcome, requests: Number(n) }));
-    });
+    const keys = keyIds.flatMap((keyId) => days.map((day) => ({ key: this.key(accountId, 'out', keyId, day), group: day })));
+    const stored = [];
+    for (const [day, fields] of await this.sumHashes(keys)) for (const [outcome, requests] of fields) stored.push({ day, outcome, requests });
     return outcomesByDay(sinceDay, untilDay, stored);
+  }
+
+  /** The hashes `keys` (of one account) summed field by field per group, read in one script call. */
+  private async sumHashes(keys: ReadonlyArray<{ key: string; group: string }>): Promise<Map<string, Map<string, number>>> {
+    const out = new Map<string, Map<string, number>>();
+    if (keys.length === 0) return out;
+    const reply = (await this.redis.statsSumHashes(keys.length, ...keys.map((k) => k.key), ...keys.map((k) => k.group))) as string[];
+    for (let i = 0; i + 1 < reply.length; i += 2) {
+      const id = reply[i]!;
+      const space = id.indexOf(' ');
+      const group = id.slice(0, space);
+      const fields = out.get(group) ?? new Map<string, number>();
+      fields.set(id.slice(space + 1), Number(reply[i + 1]));
+      out.set(group, fields);
+    }
+    return out;
   }
 
   async recentRejections(accountId: number, keyId: number): Promise<Rejection[]> {
@@ -162,19 +206,8 @@ export class RedisUsageStats extends BufferedUsageStats {
   async usageBuckets(accountId: number, keyIds: readonly number[], periods: readonly string[]): Promise<Map<string, Map<string, number>>> {
     const out = new Map<string, Map<string, number>>();
     if (keyIds.length === 0 || periods.length === 0) return out;
-    const pipeline = this.redis.pipeline();
-    for (const keyId of keyIds) for (const period of periods) pipeline.hgetall(this.key(accountId, 'use', keyId, period));
-    const results = (await pipeline.exec()) ?? [];
-    let i = 0;
-    for (let k = 0; k < keyIds.length; k++) {
-      for (const period of periods) {
-        const [error, value] = results[i++] ?? [new Error('missing reply'), null];
-        if (error) throw error;
-        const fields = out.get(period) ?? new Map<string, number>();
-        for (const [field, n] of Object.entries((value ?? {}) as Record<string, string>)) fields.set(field, (fields.get(field) ?? 0) + Number(n));
-        out.set(period, fields);
-      }
-    }
+    const keys = keyIds.flatMap((keyId) => periods.map((period) => ({ key: this.key(accountId, 'use', keyId, period), group: period })));
+    for (const [period, fields] of await this.sumHashes(keys)) out.set(period, fields);
     return out;
   }
 
