@@ -162,7 +162,8 @@ export class RedisUsageStats extends BufferedUsageStats {
   async keysOutcomes(accountId: number, keyIds: readonly number[], sinceDay: string, untilDay: string): Promise<DayOutcomes[]> {
     const days = daysBetween(sinceDay, untilDay);
     if (days.length === 0) return [];
-    const keys = keyIds.flatMap((keyId) => days.map((day) => ({ key: this.key(accountId, 'out', keyId, day), group: day })));
+    // Day by day, so that a call's hashes share few groups (its reply is one day's sums, not 20 keys' rows).
+    const keys = days.flatMap((day) => keyIds.map((keyId) => ({ key: this.key(accountId, 'out', keyId, day), group: day })));
     const stored = [];
     for (const [day, fields] of await this.sumHashes(keys)) for (const [outcome, requests] of fields) stored.push({ day, outcome, requests });
     return outcomesByDay(sinceDay, untilDay, stored);
@@ -215,7 +216,7 @@ export class RedisUsageStats extends BufferedUsageStats {
   async usageBuckets(accountId: number, keyIds: readonly number[], periods: readonly string[]): Promise<Map<string, Map<string, number>>> {
     const out = new Map<string, Map<string, number>>();
     if (keyIds.length === 0 || periods.length === 0) return out;
-    const keys = keyIds.flatMap((keyId) => periods.map((period) => ({ key: this.key(accountId, 'use', keyId, period), group: period })));
+    const keys = periods.flatMap((period) => keyIds.map((keyId) => ({ key: this.key(accountId, 'use', keyId, period), group: period })));
     for (const [period, fields] of await this.sumHashes(keys)) out.set(period, fields);
     return out;
   }
