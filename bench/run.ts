@@ -36,7 +36,8 @@ const WARMUP = process.env.BENCH_WARMUP ?? '3s';
  * only the flood scenario (its own block of docs/performance.md); `workers`: only item GET with
  * `serve --workers 1` and `--workers 2`, against the baseline (no docs update); `ratios`: only the baseline,
  * its floors, and item GET and `/me` on each store: a short run for the ratios (no searches, latency runs,
- * exports or docs update).
+ * exports or docs update); `pages`: only bench/settings-pages.ts (the settings pages of an account with 20
+ * keys, 90 days of statistics and a full request log; no docs update).
  */
 const ONLY = process.env.BENCH_ONLY ?? '';
 const FLOOD_DURATION = process.env.BENCH_FLOOD_DURATION ?? '10s';
@@ -544,6 +545,11 @@ async function runWorkers(
 }
 
 async function main(): Promise<void> {
+  if (ONLY === 'pages') {
+    // The settings pages with a full account (bench/settings-pages.ts): its own seeding and servers, no build.
+    execFileSync(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'settings-pages.ts')], { cwd: ROOT, stdio: 'inherit' });
+    return;
+  }
   mkdirSync(DATA, { recursive: true });
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   ensureWrk();

@@ -279,6 +279,19 @@ export class DatabaseUsageStats extends BufferedUsageStats {
     return outcomesByDay(sinceDay, untilDay, rows.map((row) => ({ ...row, requests: Number(row.requests) })));
   }
 
+  async keysOutcomes(_accountId: number, keyIds: readonly number[], sinceDay: string, untilDay: string): Promise<DayOutcomes[]> {
+    if (keyIds.length === 0) return outcomesByDay(sinceDay, untilDay, []);
+    const rows = await this.db
+      .selectFrom('key_outcomes_daily')
+      .select(['day', 'outcome', (eb) => eb.fn.sum<number | string>('requests').as('requests')])
+      .where('key_id', 'in', [...keyIds])
+      .where('day', '>=', sinceDay)
+      .where('day', '<=', untilDay)
+      .groupBy(['day', 'outcome'])
+      .execute();
+    return outcomesByDay(sinceDay, untilDay, rows.map((row) => ({ ...row, requests: Number(row.requests) })));
+  }
+
   async recentRejections(_accountId: number, keyId: number): Promise<Rejection[]> {
     const rows = await this.db
       .selectFrom('key_rejections')

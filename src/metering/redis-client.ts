@@ -20,7 +20,8 @@ export function redisTargetOf(config: Pick<Config, 'redisUrl' | 'redisClusterUrl
 }
 
 export interface ScriptDefinition {
-  numberOfKeys: number;
+  /** Absent: the call's first argument is the number of keys (a script over as many keys as it is given). */
+  numberOfKeys?: number;
   lua: string;
 }
 

@@ -132,6 +132,11 @@ export interface UsageStats {
   flush(): Promise<void>;
   /** Every UTC day from sinceDay to untilDay, newest first, with its counts by outcome (zeros included). */
   keyOutcomes(accountId: number, keyId: number, sinceDay: string, untilDay: string): Promise<DayOutcomes[]>;
+  /**
+   * keyOutcomes of several keys of the account summed per day and outcome, in one read (the overview's 90
+   * days of 20 keys were 20 queries, or 1,820 HGETALLs in Redis).
+   */
+  keysOutcomes(accountId: number, keyIds: readonly number[], sinceDay: string, untilDay: string): Promise<DayOutcomes[]>;
   /** The key's last rejected requests, newest first, at most 20. */
   recentRejections(accountId: number, keyId: number): Promise<Rejection[]>;
   /** Last use of each key of the account; keys never used are absent. */
@@ -344,6 +349,7 @@ export abstract class BufferedUsageStats implements UsageStats {
 
   protected abstract write(batch: StatsBatch): Promise<void>;
   abstract keyOutcomes(accountId: number, keyId: number, sinceDay: string, untilDay: string): Promise<DayOutcomes[]>;
+  abstract keysOutcomes(accountId: number, keyIds: readonly number[], sinceDay: string, untilDay: string): Promise<DayOutcomes[]>;
   abstract recentRejections(accountId: number, keyId: number): Promise<Rejection[]>;
   abstract lastUse(accountId: number, keyIds: readonly number[]): Promise<Map<number, LastUse>>;
   abstract requestLog(accountId: number, keyId: number, since: string): Promise<RequestLogEntry[]>;

@@ -124,6 +124,34 @@ for (const kind of kinds) {
       assert.equal(one.get('2026-11-22')?.get('e:/catalogue/:id'), 1);
       assert.equal(one.get('2026-11-22')?.has('e:/me'), false, "key 12's requests are not key 11's");
     });
+
+    test('20 keys over 90 days in one read each: outcomes and buckets summed per day, zero days kept, other keys left out', async () => {
+      const s = await stats();
+      const DAY = 86_400_000;
+      const first = Date.parse('2026-10-01T10:00:00.000Z');
+      const keys = Array.from({ length: 20 }, (_, i) => 21 + i);
+      for (const k of keys) for (let d = 0; d < 90; d++) s.record(record(k, first + d * DAY, k * 1000 + d));
+      s.record(record(21, first + 5 * DAY, 5, { outcome: 'rate_limited', status: 429, error: 'rate_limited', endpoint: '/prices', durationMs: 40 }));
+      s.record(record(41, first + 5 * DAY, 6));
+      await s.flush();
+      const days = await s.keysOutcomes(7, keys, '2026-09-30', '2026-12-29');
+      assert.equal(days.length, 91);
+      assert.equal(days[0]?.day, '2026-12-29', 'newest first');
+      const byDay = new Map(days.map((d) => [d.day, d.counts]));
+      assert.deepEqual(byDay.get('2026-10-06'), { ...byDay.get('2026-09-30'), counted: 20, rate_limited: 1 }, "key 41's request is not summed in");
+      assert.equal(Object.values(byDay.get('2026-09-30')!).reduce((a, b) => a + b, 0), 0, 'a day without requests is there, all zeros');
+      assert.equal(days.reduce((n, d) => n + d.counts.counted, 0), 20 * 90);
+      assert.deepEqual((await s.keyOutcomes(7, 21, '2026-10-06', '2026-10-06'))[0]?.counts, { ...byDay.get('2026-09-30'), counted: 1, rate_limited: 1 });
+      assert.equal((await s.keysOutcomes(7, [], '2026-10-01', '2026-10-02')).length, 2, 'no keys: the days, all zeros');
+      const periods = Array.from({ length: 90 }, (_, d) => new Date(first + d * DAY).toISOString().slice(0, 10));
+      const buckets = await s.usageBuckets(7, keys, periods);
+      assert.equal(buckets.size, 90);
+      for (const period of periods) assert.equal(buckets.get(period)?.get('e:/catalogue/:id'), 20, period);
+      const sixth = buckets.get('2026-10-06')!;
+      assert.equal(sixth.get('e:/prices'), 1);
+      assert.equal(histogramOf(sixth).reduce((a, b) => a + b, 0), 21);
+      assert.equal(percentileOf(histogramOf(sixth), 0.99), 50, 'the 40 ms request is the slowest 1%');
+    });
   });
 }
 

@@ -89,7 +89,7 @@ export async function usageDepth(deps: AppDeps, accountId: number, keyIds: reado
   const stats = deps.stats;
   const [buckets, dayOutcomes, metered] = await Promise.all([
     stats === undefined ? new Map<string, Map<string, number>>() : stats.usageBuckets(accountId, keyIds, periods),
-    stats === undefined || unit === 'hour' ? [] : Promise.all(keyIds.map((keyId) => stats.keyOutcomes(accountId, keyId, first, today))),
+    stats === undefined || unit === 'hour' ? [] : stats.keysOutcomes(accountId, keyIds, first, today),
     unit === 'hour' ? [] : Promise.all(keyIds.map((keyId) => deps.meter.keyUsage(accountId, keyId, first, today))),
   ]);
   const index = new Map(periods.map((p, i) => [p, i]));
@@ -99,7 +99,7 @@ export async function usageDepth(deps: AppDeps, accountId: number, keyIds: reado
       for (const outcome of OUTCOMES) outcomes[outcome][i] = fields?.get(outcomeField(outcome)) ?? 0;
     });
   } else {
-    for (const { day, counts } of dayOutcomes.flat()) {
+    for (const { day, counts } of dayOutcomes) {
       const i = index.get(day);
       if (i === undefined) continue;
       for (const outcome of OUTCOMES) outcomes[outcome][i]! += counts[outcome];
