@@ -204,6 +204,9 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
 
   /** Steps 2 and 3 again, from PostgreSQL: the held principal's access version was not the account's. */
   async function reauthenticate(request: FastifyRequest): Promise<Principal> {
+    // The held principal is no longer the key's: a refusal now must be recorded as the key's refusal (a
+    // revoked key's attempt, say), not as a request of the principal that was held.
+    request.principal = null;
     try {
       request.principal = await settleBy(request.deadline, methodKeyAndPlan(request, false), 'the key lookup');
     } catch (error) {
