@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { KEY_PATTERN } from '../../src/keys/api-key.js';
 import { loadDataset } from '../../src/load/load-dataset.js';
-import { launchChromium } from '../helpers/chromium.js';
+import { launchChromium, reloadUntil, shoot } from '../helpers/chromium.js';
 import { freePort, ROOT, runCli, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 import { openTestStore } from '../helpers/test-app.js';
 
@@ -98,26 +98,8 @@ describe('the owner journey in Chromium', () => {
     if (!WRITE_SCREENSHOTS && shotsDir !== '') rmSync(shotsDir, { recursive: true, force: true });
   });
 
-  async function shoot(page: Page, name: string): Promise<void> {
-    const path = join(shotsDir, name);
-    await page.screenshot({ path, fullPage: true });
-    const png = readFileSync(path);
-    assert.ok(png.subarray(1, 4).toString('latin1') === 'PNG' && png.length > 5_000, `a screenshot at ${path}`);
-  }
-
   const api = (key: string, path: string) => fetch(`${origin}/developer/v1${path}`, { headers: { 'x-api-key': key } });
 
-  /** Reloads until the page's text matches: per-key statistics are written within a second. */
-  async function reloadUntil(page: Page, pattern: RegExp): Promise<string> {
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      const text = await page.locator('main').innerText();
-      if (pattern.test(text)) return text;
-      if (Date.now() > deadline) assert.fail(`the page never showed ${pattern}: ${text.slice(0, 2000)}`);
-      await new Promise((r) => setTimeout(r, 300));
-      await page.reload();
-    }
-  }
 
   test('from the platform link to sign-out', async () => {
     const context = await browser!.newContext({ viewport: { width: 1280, height: 900 }, serviceWorkers: 'block' });
@@ -174,7 +156,7 @@ describe('the owner journey in Chromium', () => {
       await page.getByRole('button', { name: 'Copy', exact: true }).click();
       await page.locator('#new-key-status', { hasText: 'Copied.' }).waitFor();
       assert.equal(await page.evaluate('navigator.clipboard.readText()'), key);
-      await shoot(page, 'settings-create.png');
+      await shoot(shotsDir, page, 'settings-create.png');
       // Reload never shows the key again.
       await page.reload();
       assert.match(await page.locator('h1').innerText(), /no longer shown/);
@@ -195,16 +177,16 @@ describe('the owner journey in Chromium', () => {
       assert.match(details, /GET \/developer\/v1\/collection\s+403\s+insufficient_scope/);
       const detailsUrl = page.url();
       await assertAccessible(page, 'key details');
-      await shoot(page, 'settings-key-details.png');
+      await shoot(shotsDir, page, 'settings-key-details.png');
       await page.goto(`${origin}/settings/developer-api`);
       assert.match(await page.locator('main').innerText(), /Last used/);
-      await shoot(page, 'settings-overview.png');
+      await shoot(shotsDir, page, 'settings-overview.png');
       await page.setViewportSize({ width: 390, height: 844 });
       await page.reload();
       const widths = await noHorizontalScroll(page);
       assert.ok(widths.scrollWidth <= widths.innerWidth, `no horizontal scroll at 390 px: ${JSON.stringify(widths)}`);
       await assertAccessible(page, 'overview at 390 px');
-      await shoot(page, 'settings-overview-390.png');
+      await shoot(shotsDir, page, 'settings-overview-390.png');
       await page.setViewportSize({ width: 1280, height: 900 });
 
       // 6. Roll with a one-hour overlap: both keys work.
@@ -235,7 +217,7 @@ describe('the owner journey in Chromium', () => {
       const log = await page.locator('main').innerText();
       for (const event of ['Signed in', 'Key created', 'Key rolled', 'Key revoked']) assert.match(log, new RegExp(event));
       await assertAccessible(page, 'security log');
-      await shoot(page, 'settings-security-log.png');
+      await shoot(shotsDir, page, 'settings-security-log.png');
       // The other pages at 390 px: wide tables scroll inside their card, the page itself does not.
       await page.setViewportSize({ width: 390, height: 844 });
       for (const url of [page.url(), detailsUrl, `${origin}/settings/developer-api/keys/new`]) {

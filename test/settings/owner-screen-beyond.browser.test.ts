@@ -14,7 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { KEY_PATTERN } from '../../src/keys/api-key.js';
 import { loadDataset } from '../../src/load/load-dataset.js';
-import { launchChromium } from '../helpers/chromium.js';
+import { launchChromium, reloadUntil, shoot } from '../helpers/chromium.js';
 import { ROOT, runCli, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 import { openTestStore, TEST_REDIS_URL, TEST_STORE, testRedisPrefix } from '../helpers/test-app.js';
 
@@ -100,26 +100,8 @@ describe("the owner's screen beyond the first journey, in Chromium", () => {
     if (!WRITE_SCREENSHOTS && shotsDir !== '') rmSync(shotsDir, { recursive: true, force: true });
   });
 
-  async function shoot(page: Page, name: string): Promise<void> {
-    const path = join(shotsDir, name);
-    await page.screenshot({ path, fullPage: true });
-    const png = readFileSync(path);
-    assert.ok(png.subarray(1, 4).toString('latin1') === 'PNG' && png.length > 5_000, `a screenshot at ${path}`);
-  }
-
   const api = (key: string, path: string) => fetch(`${origin}/developer/v1${path}`, { headers: { 'x-api-key': key } });
 
-  /** Reloads until the page's text matches: the request log and statistics are written within a second. */
-  async function reloadUntil(page: Page, pattern: RegExp): Promise<string> {
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      const text = await page.locator('main').innerText();
-      if (pattern.test(text)) return text;
-      if (Date.now() > deadline) assert.fail(`the page never showed ${pattern}: ${text.slice(0, 3000)}`);
-      await new Promise((r) => setTimeout(r, 300));
-      await page.reload();
-    }
-  }
 
   /**
    * Clicks a download link: the file's name and text (Playwright's download event), and the Content-Type of
@@ -230,8 +212,8 @@ describe("the owner's screen beyond the first journey, in Chromium", () => {
       assert.match(details, /p95\s+(≤ [0-9,]+ ms|> [0-9,]+ ms)/);
       assert.match(details, /2 requests of every outcome, last 24 hours, per hour/);
       await assertNoAxeViolation(page, 'key details with allowed addresses, usage in depth and the request log');
-      await shoot(page, 'settings-key-limited.png');
-      await assertNarrowFits(page, 'key details', () => shoot(page, 'settings-key-limited-390.png'));
+      await shoot(shotsDir, page, 'settings-key-limited.png');
+      await assertNarrowFits(page, 'key details', () => shoot(shotsDir, page, 'settings-key-limited-390.png'));
       const usage = await download(page, () => page.getByRole('link', { name: 'Download CSV' }).click());
       assert.match(usage.contentType, /^text\/csv/);
       assert.match(usage.name, new RegExp(`^key-${keyId}-usage-24h-[0-9]{4}-[0-9]{2}-[0-9]{2}\\.csv$`));
