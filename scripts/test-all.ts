@@ -12,7 +12,8 @@
  *   after the lanes, alone, on each store, so that the other lane's load cannot make them late.
  * dist/ is compiled once first: the tests run the built CLI, and two lanes must not compile at once.
  *
- * Each line of output is prefixed with its lane; a summary at the end names each part, its time and result.
+ * Each line of output is prefixed with its lane; the end repeats every failed test with its error (CI shows only
+ * the tail of a long log), then names each part, its time and result.
  * The exit code is 0 only when every part passed.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -42,12 +43,37 @@ const TIMED = new Set(['test/cluster/outages.test.ts', 'test/cluster/redis-clust
 
 const results: Array<{ part: string; code: number | null; seconds: number }> = [];
 
+/**
+ * The TAP lines of failed tests: each `not ok` line and the YAML block under it (location, error, stack),
+ * kept to be printed again at the end. A test that fails prints `not ok` for its suite too: that line comes
+ * with its own short block, so nested failures read top to bottom as they happened.
+ */
+const failures: string[] = [];
+const FAILURE_LINES = 400;
+function failureCollector(lane: string): (line: string) => void {
+  let block: string | undefined; // the indentation of the YAML block being copied
+  return (line) => {
+    if (/^\s*not ok \d+ /.test(line)) {
+      block = /^\s*/.exec(line)![0];
+      failures.push(`[${lane}] ${line}`);
+      return;
+    }
+    if (block === undefined) return;
+    failures.push(`[${lane}] ${line}`);
+    if (line === `${block}  ...`) block = undefined;
+  };
+}
+
 function run(lane: string, part: string, command: string, args: string[], env: Record<string, string> = {}): Promise<boolean> {
   const started = Date.now();
   return new Promise((resolve) => {
     const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    const collect = failureCollector(lane);
     for (const stream of [child.stdout, child.stderr]) {
-      createInterface({ input: stream }).on('line', (line) => process.stdout.write(`[${lane}] ${line}\n`));
+      createInterface({ input: stream }).on('line', (line) => {
+        process.stdout.write(`[${lane}] ${line}\n`);
+        collect(line);
+      });
     }
     child.once('close', (code) => {
       results.push({ part, code, seconds: Math.round((Date.now() - started) / 1000) });
@@ -85,6 +111,10 @@ if (only !== undefined) {
     quiet.push(await runFiles(`${store} timed`, `${store} timed files`, store, timed));
   }
   ok = [...lanes, ...quiet].every(Boolean);
+}
+if (failures.length > 0) {
+  process.stdout.write(`\nFailed tests, again (${failures.length > FAILURE_LINES ? `the first ${FAILURE_LINES} lines` : 'whole'}):\n`);
+  process.stdout.write(`${failures.slice(0, FAILURE_LINES).join('\n')}\n`);
 }
 process.stdout.write('\nnpm test:\n');
 for (const r of results) process.stdout.write(`  ${r.part.padEnd(20)} ${r.code === 0 ? 'passed' : `FAILED (exit ${r.code})`} in ${r.seconds} s\n`);
