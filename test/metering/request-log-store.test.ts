@@ -155,6 +155,40 @@ for (const kind of kinds) {
   });
 }
 
+describe(`the stored request log stays bounded without a trim at every flush (${TEST_STORE})`, () => {
+  test('a key written 1,000 times over 25 flushes keeps at most 200 lines; a new process trims at its first write; the newest 100 are shown', async () => {
+    const store = await openTestStore();
+    const lines = async (keyId: number) =>
+      Number((await store.store.db.selectFrom('key_request_log').select((eb) => eb.fn.countAll<number | string>().as('n')).where('key_id', '=', keyId).executeTakeFirstOrThrow()).n);
+    let stats = new DatabaseUsageStats(store.store);
+    try {
+      let most = 0;
+      for (let i = 1; i <= 1000; i++) {
+        stats.record(record(5, T0 + i, i));
+        if (i % 40 === 0) {
+          await stats.flush();
+          most = Math.max(most, await lines(5));
+        }
+      }
+      assert.ok(most >= REQUEST_LOG_KEPT && most < 2 * REQUEST_LOG_KEPT, `at most ${most} lines were stored`);
+      const shown = await stats.requestLog(7, 5, new Date(T0).toISOString());
+      assert.equal(shown.length, REQUEST_LOG_KEPT);
+      assert.deepEqual([shown[0]?.requestId, shown[99]?.requestId], ['r-1000', 'r-901']);
+      // Another process (a restart, another server) knows nothing of what this one wrote: it trims the key
+      // at its first write of it.
+      await stats.close();
+      stats = new DatabaseUsageStats(store.store);
+      stats.record(record(5, T0 + 1001, 1001));
+      await stats.flush();
+      assert.equal(await lines(5), REQUEST_LOG_KEPT);
+      assert.equal((await stats.requestLog(7, 5, new Date(T0).toISOString()))[0]?.requestId, 'r-1001');
+    } finally {
+      await stats.close();
+      await store.close();
+    }
+  });
+});
+
 describe('a busy server writes the request log at most once a second', () => {
   test(`flushes started by ${FLUSH_RECORDS} records write the newest 100 lines when a second has passed; the timer's flush writes the rest`, async () => {
     const store = await openTestStore();
