@@ -302,6 +302,8 @@ function logEntryOf(r: RequestRecord, call: CallRecord): RequestLogEntry {
 
 /** How often a busy server writes the request log (flushes started by their number of records). */
 export const LOG_WRITE_MS = 1000;
+/** Lines of the request log a busy server's flush writes at most (the rest at the next turns). */
+export const LOG_LINES_PER_WRITE = 2000;
 
 /** Adds a flush's log lines to those held: per key, the newest REQUEST_LOG_KEPT, oldest first, each request once. */
 export function mergeLog(held: Map<number, StatsBatch['log'][number]>, lines: StatsBatch['log']): void {
@@ -368,14 +370,14 @@ export abstract class BufferedUsageStats implements UsageStats {
     this.soon = true;
     setImmediate(() => {
       this.soon = false;
-      void this.write_(false).catch(() => {});
+      void this.write_('busy').catch(() => {});
     });
   }
 
   /** A flush FLUSH_DELAY_MS from now, unless one is pending already. */
   private scheduleFlush(): void {
     if (this.timer !== null) return;
-    this.timer = setTimeout(() => void this.flush().catch(() => {}), FLUSH_DELAY_MS);
+    this.timer = setTimeout(() => void this.write_('timer').catch(() => {}), FLUSH_DELAY_MS);
     // A pending flush does not keep a process alive; close() writes what is left.
     this.timer.unref();
   }
@@ -383,18 +385,41 @@ export abstract class BufferedUsageStats implements UsageStats {
   /**
    * Request log lines summed from flushed records but not written yet: a flush started because
    * FLUSH_RECORDS were held (a busy server, several a second) writes the log at most every LOG_WRITE_MS, its
-   * newest 100 lines per key; lines a later request pushed out are never written. Any other flush writes them.
+   * newest 100 lines per key; lines a later request pushed out are never written. The timer's flush writes
+   * them too, flush() (tests, close) all at once.
    */
   private pendingLog = new Map<number, StatsBatch['log'][number]>();
   private logWrittenAt = 0;
+  /** A due log was written in part: the rest goes at the next turn, whatever the time. */
+  private logBacklog = false;
+
+  /**
+   * Held log lines of whole keys, at least one key and about `lines` lines, taken out of those held. A busy
+   * server's log of a second (10,000 lines over 1,000 keys) written at once held SQLite's event loop ~45 ms;
+   * in slices of LOG_LINES_PER_WRITE, a turn at a time, the requests in between are answered.
+   */
+  private takeLog(lines: number): StatsBatch['log'] {
+    const taken: StatsBatch['log'] = [];
+    let n = 0;
+    for (const [keyId, entry] of this.pendingLog) {
+      if (taken.length > 0 && n + entry.items.length > lines) break;
+      taken.push(entry);
+      n += entry.items.length;
+      this.pendingLog.delete(keyId);
+    }
+    return taken;
+  }
 
   /** Writes everything held now (tests, and close). */
   flush(): Promise<void> {
-    return this.write_(true);
+    return this.write_('all');
   }
 
-  /** One write of what is held; `full` false: the request log only if LOG_WRITE_MS have passed since it last was. */
-  private write_(full: boolean): Promise<void> {
+  /**
+   * One write of what is held. The request log: 'all' every line held; 'timer' a slice of it; 'busy' a slice
+   * only when LOG_WRITE_MS have passed since it was last written, or a slice of it is still to go.
+   */
+  private write_(mode: 'all' | 'timer' | 'busy'): Promise<void> {
     if (this.timer !== null) {
       clearTimeout(this.timer);
       this.timer = null;
@@ -405,15 +430,17 @@ export abstract class BufferedUsageStats implements UsageStats {
       this.held = [];
       const batch = summarize(records);
       mergeLog(this.pendingLog, batch.log);
-      const logDue = full || Date.now() - this.logWrittenAt >= LOG_WRITE_MS;
-      batch.log = logDue ? [...this.pendingLog.values()] : [];
-      if (logDue) this.pendingLog = new Map();
+      const logDue = mode !== 'busy' || this.logBacklog || Date.now() - this.logWrittenAt >= LOG_WRITE_MS;
+      batch.log = logDue ? this.takeLog(mode === 'all' ? Infinity : LOG_LINES_PER_WRITE) : [];
       try {
         await this.write(batch);
         this.failing = false;
         if (logDue) this.logWrittenAt = Date.now();
-        // The log held back is written by the timer's flush, if no other comes first.
-        if (this.pendingLog.size > 0) this.scheduleFlush();
+        // What is left of a due log goes at the next turn; the log held back, by the timer's flush if no
+        // other comes first.
+        this.logBacklog = logDue && this.pendingLog.size > 0;
+        if (this.logBacklog) this.flushSoon();
+        else if (this.pendingLog.size > 0) this.scheduleFlush();
       } catch (error) {
         this.failing = true;
         // Keep what was not written for the next flush, oldest dropped past the limit.

@@ -9,6 +9,7 @@ import { RedisUsageStats } from '../../src/metering/redis-usage-stats.js';
 import { histogramOf, hourOf, percentileOf, serverTimeBucket, SERVER_TIME_BOUNDS_MS } from '../../src/metering/usage-buckets.js';
 import {
   FLUSH_RECORDS,
+  LOG_LINES_PER_WRITE,
   mergeLog,
   REQUEST_LOG_KEPT,
   REQUEST_LOG_MS,
@@ -224,6 +225,46 @@ describe('a busy server writes the request log at most once a second', () => {
       }
       assert.equal(newest, `r-${i - 1}`);
       assert.equal((await stats.requestLog(7, 3, new Date(T0 - 1).toISOString())).length, REQUEST_LOG_KEPT);
+    } finally {
+      await stats.close();
+      await store.close();
+    }
+  });
+
+  test(`a log of more than ${LOG_LINES_PER_WRITE} lines held goes in slices of about that many, a turn of the event loop apart`, async () => {
+    const store = await openTestStore();
+    const logs: number[] = [];
+    class Counting extends DatabaseUsageStats {
+      protected override async write(batch: StatsBatch): Promise<void> {
+        logs.push(batch.log.reduce((n, e) => n + e.items.length, 0));
+        await super.write(batch);
+      }
+    }
+    const stats = new Counting(store.store);
+    const settle = async (writes: number) => {
+      const started = Date.now();
+      while (logs.length < writes && Date.now() - started < 20_000) await new Promise((resolve) => setTimeout(resolve, 5));
+    };
+    try {
+      // Each burst fills a batch with one request of each of FLUSH_RECORDS keys not seen before.
+      let keyId = 0;
+      const burst = () => {
+        for (let n = 0; n < FLUSH_RECORDS; n++) stats.record(record(100 + keyId, T0 + keyId, keyId++));
+      };
+      burst();
+      await settle(1);
+      burst();
+      await settle(2);
+      burst();
+      await settle(3);
+      assert.deepEqual(logs, [FLUSH_RECORDS, 0, 0], 'the first write has the log, the two right after it hold theirs back');
+      // The timer's flush (FLUSH_DELAY_MS later) writes the 4,000 lines held as two slices, a turn apart.
+      await settle(5);
+      assert.deepEqual(logs.slice(3), [LOG_LINES_PER_WRITE, LOG_LINES_PER_WRITE], 'the 4,000 lines held go as two writes');
+      await stats.flush(); // waits for the writes under way
+      for (const id of [100, 100 + 2 * FLUSH_RECORDS, 100 + keyId - 1]) {
+        assert.equal((await stats.requestLog(7, id, new Date(T0 - 1).toISOString())).length, 1, `key ${id} has its line`);
+      }
     } finally {
       await stats.close();
       await store.close();
