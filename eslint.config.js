@@ -55,8 +55,14 @@ function layerBlocks() {
 }
 
 export default tseslint.config(
-  // native-objects-gc.child.cjs: plain JavaScript run by node itself (no tsx), outside the TypeScript project.
-  { ignores: ['dist/', 'node_modules/', 'scratch/', 'clients/*/dist/', 'clients/python/.venv/', 'coverage/', 'test/store/native-objects-gc.child.cjs'] },
+  // native-objects-gc.child.cjs and node24-preload.cjs: plain JavaScript run by node itself (no tsx), outside
+  // the TypeScript project.
+  {
+    ignores: [
+      'dist/', 'node_modules/', 'scratch/', 'clients/*/dist/', 'clients/python/.venv/', 'coverage/',
+      'test/store/native-objects-gc.child.cjs', 'scripts/node24-preload.cjs',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
