@@ -12,14 +12,21 @@
  *   after the lanes, alone, on each store, so that the other lane's load cannot make them late.
  * dist/ is compiled once first: the tests run the built CLI, and two lanes must not compile at once.
  *
+ * TEST_NODE24 (`fetch`, or the path of a Node 24 binary: scripts/node24.ts) puts the SQLite side on Node 24:
+ * the SQLite lane, its timed files and `npm run test:sqlite`. The PostgreSQL side stays on the Node that runs
+ * this script, and so that SQLite stays tested on that Node too, a short share of the SQLite pass
+ * (RUNNING_NODE_SQLITE) runs on it after the lanes. Unset, everything runs on the Node that runs this script.
+ * CI sets TEST_NODE24=fetch (.ci/run).
+ *
  * Each line of output is prefixed with its lane; the end repeats every failed test with its error (CI shows only
- * the tail of a long log), then names each part, its time and result.
+ * the tail of a long log), then names each part, its Node, its time and result.
  * The exit code is 0 only when every part passed.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { node24, type Node24 } from './node24.js';
 
 /** Every `*.test.ts` under these folders, sorted. */
 function testFiles(folders: readonly string[]): string[] {
@@ -41,7 +48,24 @@ type Store = keyof typeof PASSES;
 /** Files that assert how soon an outage is answered: run alone, after the lanes. */
 const TIMED = new Set(['test/cluster/outages.test.ts', 'test/cluster/redis-cluster.test.ts', 'test/metering/faults.test.ts', 'test/settings/outages.test.ts']);
 
-const results: Array<{ part: string; code: number | null; seconds: number }> = [];
+/**
+ * With the SQLite lane on Node 24, the share of the SQLite pass that runs on this script's Node as well: the
+ * test that frees many native statements, the two files that work SQLite hardest (search and catalogue pages),
+ * the request pipeline, the CLI loading and seeding a store file, the Node versions test, and the TypeScript
+ * client's README script and CSV reader (the client's engines name this Node too).
+ */
+const RUNNING_NODE_SQLITE = [
+  'test/store/native-objects-gc.test.ts',
+  'test/store/search-index.test.ts',
+  'test/http/catalogue.test.ts',
+  'test/http/pipeline.test.ts',
+  'test/cli/cli-load.test.ts',
+  'test/docs/node-versions.test.ts',
+  'clients/typescript/test/package.test.ts',
+  'clients/typescript/test/csv.test.ts',
+];
+
+const results: Array<{ part: string; node: string; code: number | null; seconds: number }> = [];
 
 /**
  * The TAP lines of failed tests: each `not ok` line and the YAML block under it (location, error, stack),
@@ -64,10 +88,18 @@ function failureCollector(lane: string): (line: string) => void {
   };
 }
 
-function run(lane: string, part: string, command: string, args: string[], env: Record<string, string> = {}): Promise<boolean> {
+/**
+ * Runs one part on `node` (this script's Node unless given): its processes start with that node and find it
+ * first on PATH. TEST_NODE_VERSION tells test/docs/node-versions.test.ts which Node it must find.
+ */
+function run(lane: string, part: string, command: string, args: string[], env: Record<string, string> = {}, node?: Node24): Promise<boolean> {
   const started = Date.now();
+  const version = node?.version ?? process.version;
   return new Promise((resolve) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    const child = spawn(command === 'node' ? (node?.node ?? process.execPath) : command, args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...node?.env, TEST_NODE_VERSION: version, ...env },
+    });
     const collect = failureCollector(lane);
     for (const stream of [child.stdout, child.stderr]) {
       createInterface({ input: stream }).on('line', (line) => {
@@ -76,46 +108,66 @@ function run(lane: string, part: string, command: string, args: string[], env: R
       });
     }
     child.once('close', (code) => {
-      results.push({ part, code, seconds: Math.round((Date.now() - started) / 1000) });
+      results.push({ part, node: version, code, seconds: Math.round((Date.now() - started) / 1000) });
       resolve(code === 0);
     });
   });
 }
 
-function runFiles(lane: string, part: string, store: Store, files: string[]): Promise<boolean> {
+function runFiles(lane: string, part: string, store: Store, files: string[], node?: Node24): Promise<boolean> {
   const args = ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-timeout=180000', ...files];
-  return run(lane, part, process.execPath, args, PASSES[store].env);
+  return run(lane, part, 'node', args, PASSES[store].env, node);
 }
 
 const build = spawnSync('npx', ['tsc', '-b', 'tsconfig.build.json'], { stdio: 'inherit' });
 if (build.status !== 0) process.exit(build.status ?? 1);
 
 const only = process.argv[2];
+if (only !== undefined && only !== 'sqlite' && only !== 'postgres') {
+  process.stderr.write(`usage: test-all.ts [sqlite|postgres]; got ${JSON.stringify(only)}\n`);
+  process.exit(2);
+}
+/**
+ * The Node 24 that TEST_NODE24 names, made ready before any pass starts (fetched and better-sqlite3 built
+ * for it: a minute and a half the first time, a second after; .ci/run does it during lint and build).
+ * Output of the setup carries the lane `node24`. If it cannot be made ready nothing runs: TEST_NODE24 asked
+ * for Node 24, and a pass on another Node would not be the answer asked for.
+ */
+let sqliteNode: Node24 | undefined;
+if (process.env.TEST_NODE24 && only !== 'postgres') {
+  if (!(await run('node24', 'Node 24 setup', 'node', ['--import', 'tsx', 'scripts/node24.ts', '--setup']))) {
+    process.stdout.write(`\nNode 24 setup failed (TEST_NODE24=${process.env.TEST_NODE24}): no pass was run.\n`);
+    process.exit(1);
+  }
+  sqliteNode = node24();
+}
+
 let ok: boolean;
 if (only !== undefined) {
-  if (only !== 'sqlite' && only !== 'postgres') {
-    process.stderr.write(`usage: test-all.ts [sqlite|postgres]; got ${JSON.stringify(only)}\n`);
-    process.exit(2);
-  }
-  ok = await runFiles(only, `${only} pass`, only, PASSES[only].files());
+  ok = await runFiles(only, `${only} pass`, only, PASSES[only].files(), only === 'sqlite' ? sqliteNode : undefined);
 } else {
   const lane = async (store: Store, after: string): Promise<boolean> => {
-    const passed = await runFiles(store, `${store} pass`, store, PASSES[store].files().filter((file) => !TIMED.has(file)));
+    const node = store === 'sqlite' ? sqliteNode : undefined;
+    const passed = await runFiles(store, `${store} pass`, store, PASSES[store].files().filter((file) => !TIMED.has(file)), node);
     // A failed pass does not stop its lane: the next part may show more of what is wrong.
-    return (await run(store, after, 'npm', ['run', '--silent', after])) && passed;
+    return (await run(store, after, 'npm', ['run', '--silent', after], {}, node)) && passed;
   };
   const lanes = await Promise.all([lane('sqlite', 'test:client'), lane('postgres', 'test:python')]);
+  // After the lanes, not in one: package.test.ts reads the client's dist/, which test:client rebuilds.
+  const share = sqliteNode === undefined ? [] : [await runFiles('sqlite share', 'sqlite share', 'sqlite', RUNNING_NODE_SQLITE)];
   const quiet: boolean[] = [];
   for (const store of ['sqlite', 'postgres'] as const) {
     const timed = PASSES[store].files().filter((file) => TIMED.has(file));
-    quiet.push(await runFiles(`${store} timed`, `${store} timed files`, store, timed));
+    quiet.push(await runFiles(`${store} timed`, `${store} timed files`, store, timed, store === 'sqlite' ? sqliteNode : undefined));
   }
-  ok = [...lanes, ...quiet].every(Boolean);
+  ok = [...lanes, ...share, ...quiet].every(Boolean);
 }
 if (failures.length > 0) {
   process.stdout.write(`\nFailed tests, again (${failures.length > FAILURE_LINES ? `the first ${FAILURE_LINES} lines` : 'whole'}):\n`);
   process.stdout.write(`${failures.slice(0, FAILURE_LINES).join('\n')}\n`);
 }
 process.stdout.write('\nnpm test:\n');
-for (const r of results) process.stdout.write(`  ${r.part.padEnd(20)} ${r.code === 0 ? 'passed' : `FAILED (exit ${r.code})`} in ${r.seconds} s\n`);
+for (const r of results) {
+  process.stdout.write(`  ${r.part.padEnd(20)} ${`Node ${r.node}`.padEnd(14)} ${r.code === 0 ? 'passed' : `FAILED (exit ${r.code})`} in ${r.seconds} s\n`);
+}
 process.exit(ok ? 0 : 1);

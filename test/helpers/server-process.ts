@@ -56,16 +56,27 @@ export function ensureBuilt(): void {
 }
 
 /**
- * Runs the CLI as users do, `bin/shelfapi.js` over dist/ (built by ensureBuilt), with the given environment.
- * Not from source through tsx: that cost each child about a second of compiling, and the suite starts some
- * two hundred. Of the test runner's own environment only PATH and HOME are passed on, so that no setting in
- * a developer's shell reaches the CLI.
+ * What a child of the tests keeps of the runner's environment: PATH and HOME, so that no setting in a
+ * developer's shell reaches it; and in npm test's Node 24 lane (scripts/node24.ts) NODE_OPTIONS and
+ * SHELFAPI_NODE24_ADDON, without which a child on Node 24 would load the Node 20 build of better-sqlite3.
+ */
+export function passedOnEnv(): Record<string, string> {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' };
+  const addon = process.env.SHELFAPI_NODE24_ADDON;
+  if (addon !== undefined) Object.assign(env, { SHELFAPI_NODE24_ADDON: addon, NODE_OPTIONS: process.env.NODE_OPTIONS ?? '' });
+  return env;
+}
+
+/**
+ * Runs the CLI as users do, `bin/shelfapi.js` over dist/ (built by ensureBuilt), with the given environment
+ * over passedOnEnv(). Not from source through tsx: that cost each child about a second of compiling, and the
+ * suite starts some two hundred.
  */
 export function cliProcess(args: string[], env: Record<string, string>): ChildProcess {
   ensureBuilt();
   return spawn(process.execPath, ['bin/shelfapi.js', ...args], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env },
+    env: { ...passedOnEnv(), LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 }

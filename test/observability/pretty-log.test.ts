@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { after, before, test } from 'node:test';
-import { ensureBuilt, freePort, ROOT, waitFor } from '../helpers/server-process.js';
+import { ensureBuilt, freePort, passedOnEnv, ROOT, waitFor } from '../helpers/server-process.js';
 import { createTestContext, V1, type TestContext } from '../helpers/test-app.js';
 
 let ctx: TestContext;
@@ -22,7 +22,7 @@ before(async () => {
     cwd: ROOT,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATABASE_URL: ctx.databaseUrl, PORT: String(port), OPS_PORT: String(opsPort), LOG_LEVEL: 'info' },
+    env: { ...passedOnEnv(), DATABASE_URL: ctx.databaseUrl, PORT: String(port), OPS_PORT: String(opsPort), LOG_LEVEL: 'info' },
   });
   server.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   server.stderr?.on('data', (d: Buffer) => (output += d.toString()));
