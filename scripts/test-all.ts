@@ -91,14 +91,18 @@ function failureCollector(lane: string): (line: string) => void {
 /**
  * Runs one part on `node` (this script's Node unless given): its processes start with that node and find it
  * first on PATH. TEST_NODE_VERSION tells test/docs/node-versions.test.ts which Node it must find.
+ * Every test runner in it reports TAP, which failureCollector reads: the default when the output is a pipe on
+ * Node 20, but from Node 23 on the default is spec, whatever the output (set through NODE_OPTIONS, so that
+ * the runners that npm scripts start report TAP too).
  */
 function run(lane: string, part: string, command: string, args: string[], env: Record<string, string> = {}, node?: Node24): Promise<boolean> {
   const started = Date.now();
   const version = node?.version ?? process.version;
+  const options = node?.env.NODE_OPTIONS ?? process.env.NODE_OPTIONS ?? '';
   return new Promise((resolve) => {
     const child = spawn(command === 'node' ? (node?.node ?? process.execPath) : command, args, {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ...node?.env, TEST_NODE_VERSION: version, ...env },
+      env: { ...process.env, ...node?.env, NODE_OPTIONS: `${options} --test-reporter=tap`.trim(), TEST_NODE_VERSION: version, ...env },
     });
     const collect = failureCollector(lane);
     for (const stream of [child.stdout, child.stderr]) {

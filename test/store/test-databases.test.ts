@@ -35,12 +35,13 @@ async function databases(): Promise<string[]> {
 test('a PostgreSQL test file runs with no test database, and leaves no database and no Redis key', async () => {
   const before = await databases();
   assert.deepEqual(before, ['postgres', 'template0', 'template1'], 'a fresh server: no database named test');
-  // Without the runner's marker of a child it reports to, the fixture runs as `npm test` would run it.
+  // Without the runner's marker of a child it reports to, the fixture runs as `npm test` would run it, and
+  // reports TAP as npm test's runners do (the default on Node 20 when piped; on 24 the default is spec).
   const { NODE_TEST_CONTEXT: _, ...env } = process.env;
   const run = await new Promise<{ code: number; output: string }>((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', '--test', 'test/helpers/leave-nothing.fixture.ts'],
+      ['--import', 'tsx', '--test', '--test-reporter=tap', 'test/helpers/leave-nothing.fixture.ts'],
       { cwd: ROOT, env: { ...env, TEST_STORE: 'postgres', TEST_POSTGRES_URL: postgres.url, TEST_REDIS_URL: redis.url, TEST_REDIS_CLUSTER_URLS: '' } },
       (error, stdout, stderr) => resolve({ code: error === null ? 0 : 1, output: stdout + stderr }),
     );
