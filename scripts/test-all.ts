@@ -93,18 +93,14 @@ function failureCollector(lane: string): (line: string) => void {
 /**
  * Runs one part on `node` (this script's Node unless given): its processes start with that node and find it
  * first on PATH. TEST_NODE_VERSION tells test/docs/node-versions.test.ts which Node it must find.
- * Every test runner in it reports TAP, which failureCollector reads: the default when the output is a pipe on
- * Node 20, but from Node 23 on the default is spec, whatever the output (set through NODE_OPTIONS, so that
- * the runners that npm scripts start report TAP too).
  */
 function run(lane: string, part: string, command: string, args: string[], env: Record<string, string> = {}, node?: Node24): Promise<boolean> {
   const started = Date.now();
   const version = node?.version ?? process.version;
-  const options = node?.env.NODE_OPTIONS ?? process.env.NODE_OPTIONS ?? '';
   return new Promise((resolve) => {
     const child = spawn(command === 'node' ? (node?.node ?? process.execPath) : command, args, {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ...node?.env, NODE_OPTIONS: `${options} --test-reporter=tap`.trim(), TEST_NODE_VERSION: version, ...env },
+      env: { ...process.env, ...node?.env, TEST_NODE_VERSION: version, ...env },
     });
     const collect = failureCollector(lane);
     for (const stream of [child.stdout, child.stderr]) {
@@ -120,8 +116,14 @@ function run(lane: string, part: string, command: string, args: string[], env: R
   });
 }
 
+/**
+ * Runs test files, reporting TAP, which failureCollector reads: the default when the output is a pipe on Node
+ * 20, but from Node 23 on the default is spec, whatever the output. (Asked for on the command line: in
+ * NODE_OPTIONS it would add a second reporter to the tests that start a runner with one of their own, an error.
+ * `npm run test:client` asks for it itself.)
+ */
 function runFiles(lane: string, part: string, store: Store, files: string[], node?: Node24): Promise<boolean> {
-  const args = ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-timeout=180000', ...files];
+  const args = ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-timeout=180000', '--test-reporter=tap', ...files];
   return run(lane, part, 'node', args, PASSES[store].env, node);
 }
 
