@@ -226,7 +226,8 @@ async function copyStats(session: RedisSession, trx: Kysely<Database>, sinceDay:
   };
   const keys = new Set([...outcomes.map((o) => o.key_id), ...lastUse.map((u) => u.key_id), ...rejections.keys(), ...log.keys(), ...buckets.map((b) => b.key_id)]);
   if (keys.size === 0) return 0;
-  const writer = new StatsWriter(session.target, { prefix: session.prefix });
+  // The prefix was empty: every day's account totals are written whole, from the first day copied on.
+  const writer = new StatsWriter(session.target, { prefix: session.prefix, totalsCompleteFrom: sinceDay });
   try {
     await writer.ready();
     for (const part of batches(batch)) await writer.put(part);

@@ -50,6 +50,8 @@ export const TABLE_RULES: Readonly<Record<string, TableRule>> = {
   key_last_use: { kind: 'rows' },
   key_request_log: { kind: 'rows' },
   key_usage_buckets: { kind: 'rows' },
+  // Copied as it is: the copy turns the triggers that keep it off while it fills the per-key tables.
+  account_usage_days: { kind: 'rows' },
   settings_secrets: { kind: 'rows' },
   settings_handover_uses: { kind: 'rows' },
   settings_sessions: { kind: 'rows' },

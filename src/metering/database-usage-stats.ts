@@ -18,6 +18,7 @@ import type { Database } from '../store/schema.js';
 import { withBusyTimeout } from './sqlite-busy-timeout.js';
 import { HOURS_KEPT_MS, hourOf } from './usage-buckets.js';
 import {
+  addField,
   BufferedUsageStats,
   outcomesByDay,
   REJECTIONS_KEPT,
@@ -399,6 +400,45 @@ export class DatabaseUsageStats extends BufferedUsageStats {
       fields.set(r.field, Number(r.requests));
       out.set(r.period, fields);
     }
+    return out;
+  }
+
+  async accountDays(accountId: number, _shown: readonly number[], hidden: readonly number[], days: readonly string[]): Promise<Map<string, Map<string, number>>> {
+    const out = new Map<string, Map<string, number>>();
+    if (days.length === 0) return out;
+    const first = days.reduce((a, b) => (a < b ? a : b));
+    const last = days.reduce((a, b) => (a > b ? a : b));
+    // Migration 0015's totals hold every key of the account, through its triggers; the hidden keys' rows
+    // (few: keys that ended over 90 days ago and are still tried) are taken away.
+    const [totals, hiddenBuckets, hiddenOutcomes] = await Promise.all([
+      this.db
+        .selectFrom('account_usage_days')
+        .select(['day', 'field', 'requests'])
+        .where('account_id', '=', accountId)
+        .where('day', '>=', first)
+        .where('day', '<=', last)
+        .execute(),
+      hidden.length === 0
+        ? []
+        : this.db
+            .selectFrom('key_usage_buckets')
+            .select(['period as day', 'field', 'requests'])
+            .where('key_id', 'in', [...hidden])
+            .where('period', 'in', [...days])
+            .execute(),
+      hidden.length === 0
+        ? []
+        : this.db
+            .selectFrom('key_outcomes_daily')
+            .select(['day', sql<string>`'o:' || outcome`.as('field'), 'requests'])
+            .where('key_id', 'in', [...hidden])
+            .where('day', '>=', first)
+            .where('day', '<=', last)
+            .execute(),
+    ]);
+    const wanted = new Set(days);
+    for (const r of totals) if (wanted.has(r.day)) addField(out, r.day, r.field, Number(r.requests));
+    for (const r of [...hiddenBuckets, ...hiddenOutcomes]) if (wanted.has(r.day)) addField(out, r.day, r.field, Number(r.requests), -1);
     return out;
   }
 

@@ -11,6 +11,15 @@
  * PostgreSQL + Redis item GET (docs/performance.md).
  * Reads of many days or keys (the day outcomes, usage in depth) sum their hashes in a script, 100 hashes a call.
  *
+ * The account's day totals (`acct:<day>`: the day buckets' fields and the outcomes as `o:<outcome>`, summed
+ * over its keys) are written in the same call as its keys' counts (an account's writes are never split
+ * between calls, and a script runs whole), so that the overview's 90 days read 90 hashes, not 20 keys x 90.
+ * An account's totals are complete from the day named by its `totals-since` (set once, by the first flush
+ * of a release that writes totals: the day after the account's newest record in it, so that a release
+ * before, still running during a rolling restart, has stopped writing by then). The day before it is read
+ * as the sum of the shown keys' hashes, as before; older days (written before the upgrade) have their
+ * total filled from the keys' hashes the first time they are read, in one script, then read as one hash.
+ *
  * Per account on a cluster, because a script runs on one master only and different accounts' slots lie
  * on different masters. When some accounts' pipelines fail (their master is away), only their records are
  * kept for the next flush; the others are written once.
@@ -19,6 +28,7 @@ import { Cluster } from 'ioredis';
 import { connectRedis, redisReady, type RedisTarget, type ScriptedRedis } from './redis-client.js';
 import { HOURS_KEPT_MS } from './usage-buckets.js';
 import {
+  addField,
   BufferedUsageStats,
   daysBetween,
   outcomesByDay,
@@ -41,12 +51,17 @@ const LOG_KEPT_S = REQUEST_LOG_MS / 1000;
 /** An hour's period (`2026-11-24T08`) is 13 characters, a day's 10. */
 const isHour = (period: string) => period.length === 13;
 
+/** The day after `day` (`2026-11-24` -> `2026-11-25`), and the day before. */
+const dayAfter = (day: string) => new Date(Date.parse(`${day}T00:00:00.000Z`) + 86_400_000).toISOString().slice(0, 10);
+const dayBefore = (day: string) => new Date(Date.parse(`${day}T00:00:00.000Z`) - 86_400_000).toISOString().slice(0, 10);
+
 // KEYS: the hashes and lists written (one hash slot on a cluster). ARGV: operations, one after another,
 // each naming its key by index into KEYS:
 //   h <key> <ttl> <n> <field> <by> ...   HINCRBY each field, then EXPIRE
 //   l <key> <keep> <ttl> <n> <item> ...  LPUSH the items (oldest first: the newest ends at the head), LTRIM, EXPIRE
 //   u <key> <key id> <at ms> <address> <ttl>  the last use "<at ms> <address>", replaced only by one at least
 //                                            as recent, then EXPIRE
+//   s <key> <value> <ttl>                SET the key to the value unless it is set (an account's totals-since)
 const STATS_WRITE = `
 local i = 1
 local n = #ARGV
@@ -79,6 +94,9 @@ while i <= n do
       redis.call('HSET', key, keyId, at .. ' ' .. address)
     end
     redis.call('EXPIRE', key, ttl)
+  elseif op == 's' then
+    redis.call('SET', key, ARGV[i + 2], 'EX', ARGV[i + 3], 'NX')
+    i = i + 4
   else
     return redis.error_reply('STATS_WRITE: unknown operation ' .. tostring(op))
   end
@@ -119,6 +137,11 @@ class StatsCall {
   push(key: string, keep: number, ttl: number, items: readonly string[]): void {
     this.args.push('l', this.keyOf(key), keep, ttl, items.length, ...items);
     this.commands += 3;
+  }
+
+  setIfUnset(key: string, value: string, ttl: number): void {
+    this.args.push('s', this.keyOf(key), value, ttl);
+    this.commands += 1;
   }
 
   lastUse(key: string, keyId: number, at: number, address: string, ttl: number): void {
@@ -166,15 +189,58 @@ return out
 /** Hashes summed per script call: one key's 90 days. */
 const SUM_KEYS_PER_CALL = 100;
 
-const SCRIPTS = { statsWrite: { lua: STATS_WRITE }, statsSumHashes: { lua: SUM_HASHES } };
+/** Accounts whose `totals-since` a process holds (read) or knows it set (written); past this, it starts again. */
+const TOTALS_SINCE_HELD = 10_000;
+
+// KEYS: 1 an account's day total, then its keys' hashes of that day. ARGV: 1 the total's time to live in ms,
+// then per key hash its fields' prefix (`` for the usage buckets, `o:` for the outcomes). Replaces the total
+// with the keys' sum and marks it complete (`_c`), unless it is already: one script, so no flush (itself one
+// script per account) falls between the sum and the write, and one that comes after adds to a complete total.
+const FILL_TOTAL = `
+if redis.call('HEXISTS', KEYS[1], '_c') == 1 then return 0 end
+local sums = {}
+for i = 2, #KEYS do
+  local prefix = ARGV[i]
+  local fields = redis.call('HGETALL', KEYS[i])
+  for j = 1, #fields, 2 do
+    local field = prefix .. fields[j]
+    sums[field] = (sums[field] or 0) + tonumber(fields[j + 1])
+  end
+end
+redis.call('DEL', KEYS[1])
+local args = { '_c', '1' }
+for field, n in pairs(sums) do
+  args[#args + 1] = field
+  args[#args + 1] = string.format('%.0f', n)
+end
+redis.call('HSET', KEYS[1], unpack(args))
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return 1
+`;
+
+/** The field that marks an account's day total filled from its keys' hashes (FILL_TOTAL). */
+const COMPLETE = '_c';
+
+const SCRIPTS = { statsWrite: { lua: STATS_WRITE }, statsSumHashes: { lua: SUM_HASHES }, statsFillTotal: { lua: FILL_TOTAL } };
 
 export class RedisUsageStats extends BufferedUsageStats {
   private readonly redis: ScriptedRedis<keyof typeof SCRIPTS>;
   private readonly prefix: string;
 
-  constructor(target: RedisTarget, options: { prefix?: string } = {}) {
+  /**
+   * Per account, the first day whose totals are complete, once read (it never moves back: a Redis emptied
+   * since holds no day written without totals). At most TOTALS_SINCE_HELD accounts.
+   */
+  private readonly totalsSince = new Map<number, string>();
+  /** Accounts whose `totals-since` this writer has set (or found set). */
+  private readonly marked = new Set<number>();
+  /** The day this writer sets an account's `totals-since` to if none is: null, the day after the account's newest day in the flush. */
+  private readonly totalsFrom: string | null;
+
+  constructor(target: RedisTarget, options: { prefix?: string; totalsCompleteFrom?: string } = {}) {
     super();
     this.prefix = options.prefix ?? 'shelfapi:';
+    this.totalsFrom = options.totalsCompleteFrom ?? null;
     // Connection errors surface as failed flushes (records kept) or failed reads; the client reconnects.
     this.redis = connectRedis(target, { scripts: SCRIPTS, connectTimeoutMs: COMMAND_TIMEOUT_MS, commandTimeoutMs: COMMAND_TIMEOUT_MS });
   }
@@ -186,6 +252,18 @@ export class RedisUsageStats extends BufferedUsageStats {
   /** `<prefix>stats:{<account>}:<rest>`: the braces make Redis Cluster hash only the account id. */
   private key(accountId: number, ...rest: Array<string | number>): string {
     return `${this.prefix}stats:{${accountId}}:${rest.join(':')}`;
+  }
+
+  /** The first day whose account totals are complete, or null when no release writing them has written for the account yet. */
+  private async totalsCompleteSince(accountId: number): Promise<string | null> {
+    const held = this.totalsSince.get(accountId);
+    if (held !== undefined) return held;
+    const since = await this.redis.get(this.key(accountId, 'totals-since'));
+    if (since !== null) {
+      if (this.totalsSince.size >= TOTALS_SINCE_HELD) this.totalsSince.clear();
+      this.totalsSince.set(accountId, since);
+    }
+    return since;
   }
 
   protected async write(batch: StatsBatch): Promise<void> {
@@ -207,9 +285,30 @@ export class RedisUsageStats extends BufferedUsageStats {
       }
       hash.fields.set(field, (hash.fields.get(field) ?? 0) + by);
     };
-    for (const o of batch.outcomes) hincr(o.accountId, this.key(o.accountId, 'out', o.keyId, o.day), DAYS_KEPT_S, o.outcome, o.requests);
+    // Each account's newest day with totals written here (for its totals-since, below).
+    const newest = new Map<number, string>();
+    const total = (accountId: number, day: string, field: string, by: number) => {
+      hincr(accountId, this.key(accountId, 'acct', day), DAYS_KEPT_S, field, by);
+      if (day > (newest.get(accountId) ?? '')) newest.set(accountId, day);
+    };
+    for (const o of batch.outcomes) {
+      hincr(o.accountId, this.key(o.accountId, 'out', o.keyId, o.day), DAYS_KEPT_S, o.outcome, o.requests);
+      total(o.accountId, o.day, `o:${o.outcome}`, o.requests);
+    }
     for (const b of batch.buckets) {
       hincr(b.accountId, this.key(b.accountId, 'use', b.keyId, b.period), isHour(b.period) ? HOURS_KEPT_S : DAYS_KEPT_S, b.field, b.requests);
+      if (!isHour(b.period)) total(b.accountId, b.period, b.field, b.requests);
+    }
+    // An account's first totals name the first day they are complete for (set only if unset: the first
+    // writer's stays): the day after its newest day here, so that servers of a release before, which write
+    // no totals, have stopped by then (a rolling restart). It expires as the days do: once it has, no day of
+    // the release before is left, and the next flush names a later day (the days between, complete, are
+    // filled again from the keys' hashes: the same sums).
+    for (const [accountId, day] of newest) {
+      if (this.marked.has(accountId)) continue;
+      const key = this.key(accountId, 'totals-since');
+      const value = this.totalsFrom ?? dayAfter(day);
+      of(accountId).emit.push((call) => call.setIfUnset(key, value, DAYS_KEPT_S));
     }
     for (const u of batch.lastUse) {
       const key = this.key(u.accountId, 'lastuse');
@@ -248,6 +347,8 @@ export class RedisUsageStats extends BufferedUsageStats {
       first ??= outcome.reason;
       for (const accountId of calls[i]!.accounts) failed.add(accountId);
     });
+    if (this.marked.size >= TOTALS_SINCE_HELD) this.marked.clear();
+    for (const accountId of newest.keys()) if (!failed.has(accountId)) this.marked.add(accountId);
     if (failed.size === 0) return;
     // Only the accounts whose call failed are kept for the next flush: the others' calls ran.
     if (failed.size === accounts.size) throw first;
@@ -317,6 +418,55 @@ export class RedisUsageStats extends BufferedUsageStats {
     if (keyIds.length === 0 || periods.length === 0) return out;
     const keys = periods.flatMap((period) => keyIds.map((keyId) => ({ key: this.key(accountId, 'use', keyId, period), group: period })));
     for (const [period, fields] of await this.sumHashes(keys)) out.set(period, fields);
+    return out;
+  }
+
+  /**
+   * Per day: from `stats:totals-since` on, the account's total (complete by construction); the day before
+   * it, the shown keys' hashes (servers of the release before may have written that day without totals);
+   * days before that, the total once filled from the keys' hashes (FILL_TOTAL, the first time such a day is
+   * read: each older day is filled once, then read as one hash). The hidden keys' hashes are taken from the
+   * totals. Null `stats:totals-since` (no flush of this release yet): the shown keys' hashes, every day.
+   */
+  async accountDays(accountId: number, shown: readonly number[], hidden: readonly number[], days: readonly string[]): Promise<Map<string, Map<string, number>>> {
+    const out = new Map<string, Map<string, number>>();
+    if (days.length === 0) return out;
+    const since = await this.totalsCompleteSince(accountId);
+    const edge = since === null ? null : dayBefore(since);
+    const viaKeys = (day: string) => edge === null || day === edge;
+    // Groups: `+a<day>` an account total, `+u`/`+o` a shown key's buckets or outcomes, `-u`/`-o` a hidden
+    // key's (taken from the totals).
+    const keyHashes = (keyIds: readonly number[], day: string, sign: '+' | '-') =>
+      keyIds.flatMap((keyId) => [
+        { key: this.key(accountId, 'use', keyId, day), group: `${sign}u${day}` },
+        { key: this.key(accountId, 'out', keyId, day), group: `${sign}o${day}` },
+      ]);
+    const totalsOf = (some: readonly string[]) => some.map((day) => ({ key: this.key(accountId, 'acct', day), group: `+a${day}` }));
+    const withTotals = days.filter((day) => !viaKeys(day));
+    const sums = await this.sumHashes([
+      ...totalsOf(withTotals),
+      ...withTotals.flatMap((day) => keyHashes(hidden, day, '-')),
+      ...days.filter(viaKeys).flatMap((day) => keyHashes(shown, day, '+')),
+    ]);
+    // Days before the edge whose total was never filled: fill them now, then read them.
+    const unfilled = withTotals.filter((day) => since !== null && day < since && sums.get(`+a${day}`)?.has(COMPLETE) !== true);
+    if (unfilled.length > 0) {
+      const all = [...shown, ...hidden];
+      await Promise.all(
+        unfilled.map((day) => {
+          const keys = [this.key(accountId, 'acct', day), ...all.flatMap((keyId) => [this.key(accountId, 'use', keyId, day), this.key(accountId, 'out', keyId, day)])];
+          const ttlMs = Math.max(1, Date.parse(`${day}T00:00:00.000Z`) + 86_400_000 + DAYS_KEPT_S * 1000 - Date.now());
+          return this.redis.statsFillTotal(keys.length, ...keys, ttlMs, ...all.flatMap(() => ['', 'o:']));
+        }),
+      );
+      for (const [group, fields] of await this.sumHashes(totalsOf(unfilled))) sums.set(group, fields);
+    }
+    for (const [group, fields] of sums) {
+      const sign = group[0] === '-' ? -1 : 1;
+      const day = group.slice(2);
+      const outcome = group[1] === 'o';
+      for (const [field, n] of fields) if (field !== COMPLETE) addField(out, day, outcome ? `o:${field}` : field, n, sign);
+    }
     return out;
   }
 

@@ -148,6 +148,15 @@ export interface UsageStats {
    * `2026-11-24T08` or days `2026-11-24`), summed over the keys: period -> field -> requests.
    */
   usageBuckets(accountId: number, keyIds: readonly number[], periods: readonly string[]): Promise<Map<string, Map<string, number>>>;
+  /**
+   * The account's usage per UTC day for the overview and the account's CSV: day -> field -> requests, the
+   * day buckets' fields (`e:`, `t:`) and the day outcomes as `o:<outcome>`, summed over the keys `shown`
+   * (the account's listed keys). Read from the account's day totals (kept as every key's statistics are
+   * written: 90 days are 90 rows or hashes' worth, not 20 keys x 90), minus the keys of the account in
+   * `hidden` (keys no longer listed, which the totals still hold), so that it equals the sum of the shown
+   * keys' usageBuckets and keysOutcomes.
+   */
+  accountDays(accountId: number, shown: readonly number[], hidden: readonly number[], days: readonly string[]): Promise<Map<string, Map<string, number>>>;
   /** Writes what is held, then lets go of its connection. */
   close(): Promise<void>;
 }
@@ -209,6 +218,18 @@ export function outcomeOf(answer: {
     default:
       return answer.counted ? 'counted' : null;
   }
+}
+
+/** Adds `sign` x requests to day -> field in `into`; a field that comes to 0 is dropped (as a read of no row has none). */
+export function addField(into: Map<string, Map<string, number>>, day: string, field: string, requests: number, sign = 1): void {
+  let fields = into.get(day);
+  if (fields === undefined) {
+    fields = new Map();
+    into.set(day, fields);
+  }
+  const n = (fields.get(field) ?? 0) + sign * requests;
+  if (n === 0) fields.delete(field);
+  else fields.set(field, n);
 }
 
 /** A flush's records, summed: what one transaction or one pipeline writes. */
@@ -356,6 +377,7 @@ export abstract class BufferedUsageStats implements UsageStats {
   abstract lastUse(accountId: number, keyIds: readonly number[]): Promise<Map<number, LastUse>>;
   abstract requestLog(accountId: number, keyId: number, since: string): Promise<RequestLogEntry[]>;
   abstract usageBuckets(accountId: number, keyIds: readonly number[], periods: readonly string[]): Promise<Map<string, Map<string, number>>>;
+  abstract accountDays(accountId: number, shown: readonly number[], hidden: readonly number[], days: readonly string[]): Promise<Map<string, Map<string, number>>>;
   protected abstract disconnect(): Promise<void>;
 
   record(request: RequestRecord): void {

@@ -24,6 +24,7 @@ import { allowedAddressesMigration } from './migrations/0011-allowed-addresses.j
 import { requestLogMigration } from './migrations/0012-request-log.js';
 import { expiryRemindersMigration } from './migrations/0013-expiry-reminders.js';
 import { versionNotifyMigration } from './migrations/0014-version-notify.js';
+import { accountUsageDaysMigration } from './migrations/0015-account-usage-days.js';
 import type { Database } from './schema.js';
 
 /** How long a writer waits for another process's lock before the store counts as unavailable (503). */
@@ -185,6 +186,7 @@ function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '0012-request-log': requestLogMigration(dialect),
     '0013-expiry-reminders': expiryRemindersMigration(dialect),
     '0014-version-notify': versionNotifyMigration(dialect),
+    '0015-account-usage-days': accountUsageDaysMigration(dialect),
   };
 }
 

@@ -302,6 +302,14 @@ export interface KeyUsageBucketsTable {
   requests: number;
 }
 
+/** Migration 0015: per account and UTC day, the sum of its keys' day buckets and (`o:<outcome>`) day outcomes, kept by triggers. */
+export interface AccountUsageDaysTable {
+  account_id: number;
+  day: string;
+  field: string;
+  requests: number;
+}
+
 export interface KeyLastUseTable {
   key_id: number;
   at: string;
@@ -337,4 +345,5 @@ export interface Database {
   key_last_use: KeyLastUseTable;
   key_request_log: KeyRequestLogTable;
   key_usage_buckets: KeyUsageBucketsTable;
+  account_usage_days: AccountUsageDaysTable;
 }

@@ -8,10 +8,10 @@ import { hiddenExpiryReminders } from '../../services/expiry-reminders.js';
 import { accountKeys, ownedKey } from '../../services/keys.service.js';
 import { PLANS, type Plan } from '../../domain/scopes.js';
 import { keyHint } from '../../keys/api-key.js';
-import { keyStatus } from '../../keys/key-status.js';
+import { isListedKey, keyStatus } from '../../keys/key-status.js';
 import { dayOf, monthBounds, periodOf } from '../../metering/periods.js';
 import { getAccount } from '../../store/repositories/account.repository.js';
-import type { KeyRecord } from '../../store/repositories/api-key.repository.js';
+import { listKeys, type KeyRecord } from '../../store/repositories/api-key.repository.js';
 import type { AppDeps } from '../app-types.js';
 import { PageError } from './page-errors.js';
 import type { KeyView } from './views/key-summary.js';
@@ -46,6 +46,21 @@ export async function ownedKeyView(deps: AppDeps, accountId: number, keyId: numb
   const record = await ownedKey(deps.store, accountId, keyId);
   const lastUsedAt = (await deps.meter.lastUsed(accountId, [keyId])).get(keyId) ?? null;
   return keyView({ ...record, lastUsedAt }, deps.config.keyPrefix, now);
+}
+
+/**
+ * The account's key ids: those the overview lists (as overviewData's keys: working, or ended within the
+ * last 90 days) and the others, which the account's day totals still count (UsageStats.accountDays takes
+ * them away). Without the overview's other reads: the account's CSV needs nothing else.
+ */
+export async function accountKeyIds(deps: AppDeps, accountId: number, now: number): Promise<{ shown: number[]; hidden: number[] }> {
+  const [account, keys] = await Promise.all([getAccount(deps.store.db, accountId), listKeys(deps.store.db, accountId)]);
+  // As overviewData: an account gone since the session began signs the owner out.
+  if (account === undefined) throw new PageError('signed_out');
+  const shown: number[] = [];
+  const hidden: number[] = [];
+  for (const key of keys) (isListedKey(key, now) ? shown : hidden).push(key.id);
+  return { shown, hidden };
 }
 
 export async function overviewData(deps: AppDeps, accountId: number, now: number): Promise<OverviewData> {

@@ -79,21 +79,40 @@ function percentiles(histogram: readonly number[]): Percentiles {
   return { p50: percentileOf(histogram, 0.5), p95: percentileOf(histogram, 0.95), p99: percentileOf(histogram, 0.99) };
 }
 
-/** The usage of the account's keys `keyIds` (one key for key details, all of them for the overview). */
-export async function usageDepth(deps: AppDeps, accountId: number, keyIds: readonly number[], range: RangeName, now: number): Promise<UsageDepth> {
+/**
+ * The usage of the account's keys `keyIds` (one key for key details, all of them for the overview). With
+ * `hiddenKeyIds` (the overview and the account's CSV: the account's keys that are not listed), the days
+ * are read from the account's day totals (UsageStats.accountDays: 90 days' worth, not keys x days), which
+ * give the same numbers as the listed keys' own.
+ */
+export async function usageDepth(
+  deps: AppDeps,
+  accountId: number,
+  keyIds: readonly number[],
+  range: RangeName,
+  now: number,
+  hiddenKeyIds?: readonly number[],
+): Promise<UsageDepth> {
   const { unit, count } = RANGES[range];
   const periods = unit === 'hour' ? lastHours(now, count) : lastDays(now, count);
   const first = unit === 'hour' ? dayOf(now - (count - 1) * 3_600_000) : periods[0]!;
   const today = dayOf(now);
   const outcomes = Object.fromEntries(OUTCOMES.map((o) => [o, periods.map(() => 0)])) as Record<Outcome, number[]>;
   const stats = deps.stats;
+  const account = unit === 'day' && hiddenKeyIds !== undefined;
   const [buckets, dayOutcomes, metered] = await Promise.all([
-    stats === undefined ? new Map<string, Map<string, number>>() : stats.usageBuckets(accountId, keyIds, periods),
-    stats === undefined || unit === 'hour' ? [] : stats.keysOutcomes(accountId, keyIds, first, today),
+    stats === undefined
+      ? new Map<string, Map<string, number>>()
+      : account
+        ? stats.accountDays(accountId, keyIds, hiddenKeyIds, periods)
+        : stats.usageBuckets(accountId, keyIds, periods),
+    // The account's days hold their outcomes as `o:` fields, read with the buckets.
+    stats === undefined || unit === 'hour' || account ? [] : stats.keysOutcomes(accountId, keyIds, first, today),
     unit === 'hour' ? [] : Promise.all(keyIds.map((keyId) => deps.meter.keyUsage(accountId, keyId, first, today))),
   ]);
   const index = new Map(periods.map((p, i) => [p, i]));
-  if (unit === 'hour') {
+  if (unit === 'hour' || account) {
+    // Hours, and the account's days, hold the outcomes as `o:` fields.
     periods.forEach((period, i) => {
       const fields = buckets.get(period);
       for (const outcome of OUTCOMES) outcomes[outcome][i] = fields?.get(outcomeField(outcome)) ?? 0;
@@ -104,6 +123,8 @@ export async function usageDepth(deps: AppDeps, accountId: number, keyIds: reado
       if (i === undefined) continue;
       for (const outcome of OUTCOMES) outcomes[outcome][i]! += counts[outcome];
     }
+  }
+  if (unit === 'day') {
     outcomes.counted = periods.map(() => 0);
     for (const { day, requests } of metered.flat()) {
       const i = index.get(day);

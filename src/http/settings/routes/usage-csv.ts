@@ -11,7 +11,7 @@ import { OUTCOMES } from '../../../metering/usage-stats.js';
 import { SERVER_TIME_BOUNDS_MS } from '../../../metering/usage-buckets.js';
 import { ownedKey } from '../../../services/keys.service.js';
 import { keyIdParam } from '../form-input.js';
-import { overviewData } from '../overview-data.js';
+import { accountKeyIds } from '../overview-data.js';
 import { requireSession, type SettingsApp, type SettingsContext } from '../settings-context.js';
 import { rangeOf, usageDepth, type Percentiles, type UsageDepth } from '../usage-depth-data.js';
 
@@ -64,8 +64,9 @@ export function registerUsageCsv(app: SettingsApp, context: SettingsContext): vo
     const session = requireSession(request);
     const range = rangeOf(request.query);
     const now = deps.clock.now();
-    const data = await overviewData(deps, session.accountId, now);
-    const usage = await usageDepth(deps, session.accountId, data.keys.map((k) => k.id), range, now);
+    // Only the key ids: the overview's other reads (account, month, burst, last uses) are not in the CSV.
+    const ids = await accountKeyIds(deps, session.accountId, now);
+    const usage = await usageDepth(deps, session.accountId, ids.shown, range, now, ids.hidden);
     return sendCsv(reply, 'usage', usage, now);
   });
 

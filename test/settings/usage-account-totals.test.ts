@@ -1,0 +1,222 @@
+// The overview's and the account CSV's usage read from the account's day totals (issue 19: 90 days read as
+// 90 days' rows or hashes, not 20 keys x 90): on the suite's store (SQLite with the statistics in the
+// database, or PostgreSQL with them in Redis), the numbers equal the per-key sums of the keys the overview
+// lists: with a key no longer listed (expired over 90 days ago) still being tried, with statistics written
+// before the totals existed (rows before migration 0015; Redis hashes before a release that writes totals),
+// and with late records for an older day.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Redis } from 'ioredis';
+import { sql } from 'kysely';
+import type { AppDeps } from '../../src/http/app-types.js';
+import { accountKeyIds } from '../../src/http/settings/overview-data.js';
+import { usageCsv } from '../../src/http/settings/routes/usage-csv.js';
+import { API_ENDPOINTS, usageDepth, type RangeName } from '../../src/http/settings/usage-depth-data.js';
+import { dayOf } from '../../src/metering/periods.js';
+import { RedisUsageStats } from '../../src/metering/redis-usage-stats.js';
+import { OUTCOMES, type Outcome, type RequestRecord } from '../../src/metering/usage-stats.js';
+import { migrateToLatest } from '../../src/store/database.js';
+import { createTestContext, TEST_REDIS_URL, TEST_STORE, type TestContext } from '../helpers/test-app.js';
+import { keyIdOf } from '../helpers/pipeline-helpers.js';
+import { SettingsClient } from './settings-helpers.js';
+
+const DAY = 86_400_000;
+const NOW = '2026-11-20T12:00:00.000Z';
+
+/** `count` records of the key at `at` + i ms, cycling through outcomes and endpoints. */
+function records(accountId: number, keyId: number, at: number, count: number, outcomes: readonly Outcome[] = OUTCOMES): RequestRecord[] {
+  return Array.from({ length: count }, (_, i) => {
+    const outcome = outcomes[i % outcomes.length]!;
+    const endpoint = i % 5 === 4 ? null : API_ENDPOINTS[(i + keyId) % API_ENDPOINTS.length]!;
+    return {
+      accountId,
+      keyId,
+      at: at + i,
+      outcome,
+      address: '203.0.113.7',
+      used: true,
+      rejection: null,
+      call: { method: 'GET', url: '/developer/v1/catalogue', status: 200, error: null, durationMs: (i * 7) % 90, address: '203.0.113.7', requestId: `r-${keyId}-${at}-${i}`, endpoint },
+    };
+  });
+}
+
+/** The usage as the key details read it (each key's buckets and outcomes summed), and as the account view does. */
+async function bothWays(ctx: TestContext, accountId: number, range: RangeName) {
+  const deps: AppDeps = { config: ctx.config, store: ctx.store, meter: ctx.meter, clock: ctx.clock, stats: ctx.stats };
+  const now = ctx.clock.now();
+  const ids = await accountKeyIds(deps, accountId, now);
+  const perKey = await usageDepth(deps, accountId, ids.shown, range, now);
+  const totals = await usageDepth(deps, accountId, ids.shown, range, now, ids.hidden);
+  return { perKey, totals, ids };
+}
+
+describe('the account usage from day totals', () => {
+  let ctx: TestContext;
+  let alice: number;
+  /** Alice's key ids by fixture ref without `alice-` (`default` for `alice`). */
+  let keys: Record<string, number>;
+
+  before(async () => {
+    ctx = await createTestContext({ now: NOW });
+    alice = ctx.loaded.accounts.alice!;
+    keys = {};
+    for (const ref of ['alice', 'alice-second', 'alice-noscope', 'alice-revoked', 'alice-expired', 'alice-expiring']) keys[ref === 'alice' ? 'default' : ref.slice(6)] = await keyIdOf(ctx, ref);
+  });
+  after(async () => ctx.close());
+
+  test('equals the sum of the listed keys, a key no longer listed still being tried taken away', async () => {
+    const now = ctx.clock.now();
+    for (const [name, keyId] of Object.entries(keys)) {
+      for (const daysAgo of [0, 1, 2, 30, 89]) for (const r of records(alice, keyId, now - daysAgo * DAY - 3_600_000, 7 + name.length)) ctx.stats.record(r);
+    }
+    // The expired key (expired 2026-01-01, over 90 days ago: not listed) is still tried today.
+    for (const r of records(alice, keys.expired!, now - 60_000, 11, ['revoked_or_expired'])) ctx.stats.record(r);
+    // Another account's requests are not alice's.
+    const bob = ctx.loaded.accounts.bob!;
+    const bobKey = (await ctx.store.db.selectFrom('api_keys').select('id').where('account_id', '=', bob).executeTakeFirstOrThrow()).id;
+    for (const r of records(bob, bobKey, now - 3_600_000, 50)) ctx.stats.record(r);
+    await ctx.stats.flush();
+
+    for (const range of ['7d', '30d', '90d'] as const) {
+      const { perKey, totals, ids } = await bothWays(ctx, alice, range);
+      assert.ok(ids.hidden.includes(keys.expired!), 'the expired key is not listed');
+      assert.deepEqual(totals, perKey, range);
+    }
+    const { totals, ids } = await bothWays(ctx, alice, '90d');
+    const today = totals.periods.length - 1;
+    assert.ok(totals.endpoints.some((e) => e.perPeriod[today]! > 0), 'today has requests');
+    const deps: AppDeps = { config: ctx.config, store: ctx.store, meter: ctx.meter, clock: ctx.clock, stats: ctx.stats };
+    const everyKey = await usageDepth(deps, alice, [...ids.shown, ...ids.hidden], '90d', ctx.clock.now());
+    const [expiredToday] = await ctx.stats.keyOutcomes(alice, keys.expired!, dayOf(ctx.clock.now()), dayOf(ctx.clock.now()));
+    assert.ok(expiredToday!.counts.revoked_or_expired >= 11);
+    assert.equal(everyKey.outcomes.revoked_or_expired[today]! - totals.outcomes.revoked_or_expired[today]!, expiredToday!.counts.revoked_or_expired, "the expired key's attempts are not the listed keys'");
+
+    // The pages: the account CSV is the per-key sum's CSV; the overview answers.
+    const browser = new SettingsClient(ctx);
+    await browser.signIn(alice);
+    const csv = await browser.get('/settings/developer-api/usage.csv?range=90d');
+    assert.equal(csv.statusCode, 200, csv.body);
+    assert.equal(csv.body, usageCsv((await bothWays(ctx, alice, '90d')).perKey));
+    assert.equal((await browser.get('/settings/developer-api?range=90d')).statusCode, 200);
+  });
+
+  test('late records for an older day, and a key revoked now (still listed), keep them equal', async () => {
+    const now = ctx.clock.now();
+    ctx.clock.advance(1000);
+    await ctx.store.db.updateTable('api_keys').set({ revoked_at: new Date(now).toISOString() }).where('id', '=', keys.second!).execute();
+    for (const r of records(alice, keys.second!, now - 5 * DAY, 13, ['revoked_or_expired', 'counted'])) ctx.stats.record(r);
+    for (const r of records(alice, keys.default!, now - 40 * DAY, 9)) ctx.stats.record(r);
+    await ctx.stats.flush();
+    const { perKey, totals, ids } = await bothWays(ctx, alice, '90d');
+    assert.ok(ids.shown.includes(keys.second!));
+    assert.deepEqual(totals, perKey);
+  });
+
+  test('statistics written before the totals existed are in them', { skip: TEST_STORE !== 'postgres' && 'Redis: TEST_STORE=postgres' }, async () => {
+    // A release before wrote the keys' hashes alone: written here through the statistics, then the
+    // totals and the account's totals-since removed, as that release would have left them.
+    const prefix = `${ctx.config.redisKeyPrefix}upgrade-${process.pid}:`;
+    const carol = ctx.loaded.accounts.carol!;
+    const carolKeys = (await ctx.store.db.selectFrom('api_keys').select('id').where('account_id', '=', carol).execute()).map((r) => r.id);
+    const now = ctx.clock.now();
+    const old = new RedisUsageStats(TEST_REDIS_URL, { prefix });
+    const redis = new Redis(TEST_REDIS_URL);
+    try {
+      await old.ready();
+      for (const keyId of carolKeys) for (const daysAgo of [0, 1, 2, 10, 80]) for (const r of records(carol, keyId, now - daysAgo * DAY - 7_200_000, 6)) old.record(r);
+      await old.close();
+      const totalsKeys = await redis.keys(`${prefix}stats:{${carol}}:acct:*`);
+      assert.ok(totalsKeys.length >= 5);
+      await redis.del(...totalsKeys, `${prefix}stats:{${carol}}:totals-since`);
+
+      const deps = { config: ctx.config, store: ctx.store, meter: ctx.meter, clock: ctx.clock };
+      const reader = new RedisUsageStats(TEST_REDIS_URL, { prefix });
+      await reader.ready();
+      const withStats = (stats: RedisUsageStats): AppDeps => ({ ...deps, stats });
+      const compare = async (label: string) => {
+        const ids = await accountKeyIds(withStats(reader), carol, ctx.clock.now());
+        const perKey = await usageDepth(withStats(reader), carol, ids.shown, '90d', ctx.clock.now());
+        const totals = await usageDepth(withStats(reader), carol, ids.shown, '90d', ctx.clock.now(), ids.hidden);
+        assert.deepEqual(totals, perKey, label);
+        return totals;
+      };
+      try {
+        // No totals-since yet: the keys' hashes, every day.
+        const first = await compare('before any flush of this release');
+        assert.ok(first.endpoints.reduce((n, e) => n + e.total, 0) > 0);
+        // This release's first flush (today) marks tomorrow; yesterday and before are filled when read.
+        for (const keyId of carolKeys) for (const r of records(carol, keyId, now - 60_000, 4)) reader.record(r);
+        await reader.flush();
+        assert.equal(await redis.get(`${prefix}stats:{${carol}}:totals-since`), dayOf(now + DAY));
+        await compare('after the first flush, before any day is filled');
+        assert.equal(await redis.hget(`${prefix}stats:{${carol}}:acct:${dayOf(now - 10 * DAY)}`, '_c'), '1', 'an older day is filled once read');
+        // Records for days already filled, and for today, add to both.
+        for (const keyId of carolKeys) for (const daysAgo of [0, 10, 80]) for (const r of records(carol, keyId, now - daysAgo * DAY - 1000, 3)) reader.record(r);
+        await reader.flush();
+        await compare('after more records');
+        // Days from totals-since on are read from the totals alone.
+        ctx.clock.advance(2 * DAY);
+        for (const keyId of carolKeys) for (const r of records(carol, keyId, ctx.clock.now() - 1000, 5)) reader.record(r);
+        await reader.flush();
+        await compare('two days later');
+      } finally {
+        await reader.close();
+        ctx.clock.set(NOW);
+      }
+    } finally {
+      const left = await redis.keys(`${prefix}*`);
+      if (left.length > 0) await redis.del(...left);
+      redis.disconnect();
+    }
+  });
+});
+
+test('migration 0015 fills the totals from the rows written before it; its triggers keep them', async () => {
+  const ctx = await createTestContext({ now: NOW });
+  try {
+    const { store } = ctx;
+    const pg = store.dialect === 'postgres';
+    const [k1, k2] = (await store.db.selectFrom('api_keys').select(['id', 'account_id']).where('account_id', '=', ctx.loaded.accounts.alice!).orderBy('id').execute()).map((r) => r.id);
+    // The store as before 0015: its triggers and table removed, then rows written, then the migration again.
+    await sql`delete from kysely_migration where name = '0015-account-usage-days'`.execute(store.db);
+    for (const table of ['key_usage_buckets', 'key_outcomes_daily']) {
+      for (const t of ['insert', 'update', 'delete']) {
+        await sql.raw(`drop trigger ${table}_account_${t}${pg ? ` on ${table}` : ''}`).execute(store.db);
+        if (pg) await sql.raw(`drop function ${table}_account_${t}()`).execute(store.db);
+      }
+    }
+    await store.db.schema.dropTable('account_usage_days').execute();
+    await store.db
+      .insertInto('key_usage_buckets')
+      .values([
+        { key_id: k1!, period: '2026-11-01', field: 'e:/me', requests: 3 },
+        { key_id: k2!, period: '2026-11-01', field: 'e:/me', requests: 4 },
+        { key_id: k2!, period: '2026-11-01T08', field: 'e:/me', requests: 4 },
+      ])
+      .execute();
+    await store.db.insertInto('key_outcomes_daily').values([{ key_id: k1!, day: '2026-11-01', outcome: 'counted', requests: 5 }]).execute();
+    await migrateToLatest(store);
+    const alice = ctx.loaded.accounts.alice!;
+    const totals = async () =>
+      (await store.db.selectFrom('account_usage_days').select(['account_id', 'day', 'field', 'requests']).orderBy('field').execute()).map((r) => [Number(r.account_id), r.day, r.field, Number(r.requests)]);
+    assert.deepEqual(await totals(), [
+      [alice, '2026-11-01', 'e:/me', 7],
+      [alice, '2026-11-01', 'o:counted', 5],
+    ]);
+    // An upsert adds; a row changed or deleted by hand moves the total with it.
+    await store.db
+      .insertInto('key_usage_buckets')
+      .values({ key_id: k1!, period: '2026-11-01', field: 'e:/me', requests: 2 })
+      .onConflict((oc) => oc.columns(['key_id', 'period', 'field']).doUpdateSet({ requests: sql`key_usage_buckets.requests + excluded.requests` }))
+      .execute();
+    await store.db.updateTable('key_outcomes_daily').set({ requests: 1 }).where('key_id', '=', k1!).execute();
+    await store.db.deleteFrom('key_usage_buckets').where('key_id', '=', k2!).execute();
+    assert.deepEqual(await totals(), [
+      [alice, '2026-11-01', 'e:/me', 5],
+      [alice, '2026-11-01', 'o:counted', 1],
+    ]);
+  } finally {
+    await ctx.close();
+  }
+});
