@@ -15,7 +15,9 @@ import { createMeter } from '../src/metering/create-meter.js';
 import { createUsageStats } from '../src/metering/create-usage-stats.js';
 import { dayOf } from '../src/metering/periods.js';
 import { accountKeys } from '../src/services/keys.service.js';
-import { lastDays } from '../src/http/settings/overview-data.js';
+import type { AppDeps } from '../src/http/app-types.js';
+import { accountKeyIds, lastDays, overviewData } from '../src/http/settings/overview-data.js';
+import { usageDepth } from '../src/http/settings/usage-depth-data.js';
 import { openStore } from '../src/store/database.js';
 import { seed } from './settings-pages.js';
 
@@ -54,6 +56,11 @@ async function run(name: string, env: Record<string, string>): Promise<void> {
     await time('meter.keyUsage x 20 keys, 90 days', () => Promise.all(keyIds.map((k) => meter.keyUsage(accountId, k, days90[0]!, dayOf(now)))));
     await time('meter.keyUsage x 20 keys, 30 days', () => Promise.all(keyIds.map((k) => meter.keyUsage(accountId, k, days30[0]!, dayOf(now)))));
     await time('stats.accountDays 90 days (the account totals)', () => stats.accountDays(accountId, keyIds, [], days90));
+    const deps = { config, store, meter, stats, clock: { now: () => now } } as unknown as AppDeps;
+    await time('overviewData (the overview but usage in depth)', () => overviewData(deps, accountId, now));
+    await time('accountKeyIds', () => accountKeyIds(deps, accountId, now));
+    await time('usageDepth 90d, account totals', () => usageDepth(deps, accountId, keyIds, '90d', now, []));
+    await time('usageDepth 90d, per key (as before)', () => usageDepth(deps, accountId, keyIds, '90d', now));
     await time('stats.usageBuckets 1 key x 90 days', () => stats.usageBuckets(accountId, [keyIds[0]!], days90));
   } finally {
     await stats.close();
