@@ -26,7 +26,8 @@ export interface ScriptDefinition {
 }
 
 /** A client with scripts defined on it: each takes its keys, then its arguments. */
-export type ScriptedRedis<Name extends string> = (Redis | Cluster) & Record<Name, (...keysAndArgs: Array<string | number>) => Promise<unknown>>;
+// An array argument is flattened by ioredis: a long list goes as one, not spread into the call.
+export type ScriptedRedis<Name extends string> = (Redis | Cluster) & Record<Name, (...keysAndArgs: Array<string | number | ReadonlyArray<string | number>>) => Promise<unknown>>;
 
 /** The pause before the next attempt to reconnect (one Redis) or to fetch the cluster's slot map again. */
 const RECONNECT_DELAY_MS = (attempt: number) => Math.min(100 * attempt, 1000);

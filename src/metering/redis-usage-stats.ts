@@ -135,7 +135,8 @@ class StatsCall {
   }
 
   push(key: string, keep: number, ttl: number, items: readonly string[]): void {
-    this.args.push('l', this.keyOf(key), keep, ttl, items.length, ...items);
+    this.args.push('l', this.keyOf(key), keep, ttl, items.length);
+    for (const item of items) this.args.push(item);
     this.commands += 3;
   }
 
@@ -339,7 +340,9 @@ export class RedisUsageStats extends BufferedUsageStats {
       for (const [key, hash] of writes.hashes) last.call.hincr(key, hash.ttl, hash.fields);
       for (const emit of writes.emit) emit(last.call);
     }
-    const settled = await Promise.allSettled(calls.map(({ call }) => this.redis.statsWrite(call.keys.length, ...call.keys, ...call.args)));
+    // One array argument (ioredis flattens it): an account's flush after an outage can hold 100,000 records,
+    // too many arguments to spread into a call ("Maximum call stack size exceeded").
+    const settled = await Promise.allSettled(calls.map(({ call }) => this.redis.statsWrite([call.keys.length, ...call.keys, ...call.args])));
     const failed = new Set<number>();
     let first: unknown;
     settled.forEach((outcome, i) => {

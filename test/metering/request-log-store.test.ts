@@ -190,6 +190,25 @@ describe(`the stored request log stays bounded without a trim at every flush (${
   });
 });
 
+if (TEST_STORE === 'postgres') {
+  describe('Redis: one flush of 120,000 records of one account (what an outage leaves held)', () => {
+    test('is written: the script gets its arguments as one list, not spread into a call', async () => {
+      const stats = new RedisUsageStats(TEST_REDIS_URL, { prefix: testRedisPrefix('bigflush') });
+      await stats.ready();
+      try {
+        // 3,000 keys x 40 requests, recorded in one turn: one batch, one account, one script call.
+        for (let i = 0; i < 120_000; i++) stats.record(record(1 + (i % 3000), T0 + i, i));
+        await stats.flush();
+        const log = await stats.requestLog(7, 3000, new Date(T0 - 1).toISOString());
+        assert.equal(log.length, 40);
+        assert.equal(log[0]?.requestId, `r-${120_000 - 1}`);
+      } finally {
+        await stats.close();
+      }
+    });
+  });
+}
+
 describe('a busy server writes the request log at most once a second', () => {
   test(`flushes started by ${FLUSH_RECORDS} records write the newest 100 lines when a second has passed; the timer's flush writes the rest`, async () => {
     const store = await openTestStore();
