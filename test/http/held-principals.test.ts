@@ -22,10 +22,11 @@ import { revokeKey, setKeyScopes } from '../../src/services/keys.service.js';
 import { openStore, type Store } from '../../src/store/database.js';
 import { assertError, keyIdOf, keyOf, url } from '../helpers/pipeline-helpers.js';
 import { forgetAccessVersion, holdsPrincipals, principalsHeldBy, terminateListeners, within } from '../helpers/held-principals.js';
+import { startPrivateRedis } from '../helpers/private-services.js';
 import { freePort, runCli } from '../helpers/server-process.js';
 import { createTestContext, TEST_STORE, type TestContext } from '../helpers/test-app.js';
 
-const ACCOUNTS = ['reader', 'revoked', 'scoped', 'psql', 'listen', 'unreachable', 'marked'] as const;
+const ACCOUNTS = ['reader', 'revoked', 'scoped', 'psql', 'listen', 'unreachable', 'marked', 'cli'] as const;
 const DATASET: Dataset = {
   accounts: ACCOUNTS.map((ref) => ({ ref, email: `${ref}@example.com`, plan: 'enthusiast' })),
   keys: [
@@ -164,6 +165,49 @@ describe('principals held on PostgreSQL + Redis', { skip }, () => {
     assert.equal(cli.code, 1);
     assert.match(cli.stderr, /^shelfapi: Nothing was changed: the meter's Redis could not be reached/);
     assert.equal((await ctx.store.db.selectFrom('api_keys').select('revoked_at').where('id', '=', keyId).executeTakeFirstOrThrow()).revoked_at, null);
+  });
+
+  test('the command line with Redis stopped, then stalled: every access change is refused in one line, exit 1, nothing written', async (t) => {
+    const redis = await startPrivateRedis();
+    t.after(async () => {
+      redis.resume();
+      await redis.destroy();
+    });
+    const accountId = ctx.loaded.accounts.cli!;
+    const keyId = String(await keyIdOf(ctx, 'cli'));
+    const commands = [
+      ['keys', 'revoke', keyId],
+      ['keys', 'roll', keyId, '--stop-old', 'now'],
+      ['keys', 'set-scopes', keyId, 'catalogue:read'],
+      ['keys', 'set-allowed-ips', keyId, '203.0.113.7'],
+      ['keys', 'rename', keyId, 'renamed'],
+      ['accounts', 'set-plan', String(accountId), '--plan', 'enthusiast', '--plan-status', 'lapsed'],
+    ];
+    const snapshot = async () => ({
+      account: await ctx.store.db.selectFrom('accounts').selectAll().where('id', '=', accountId).executeTakeFirstOrThrow(),
+      keys: await ctx.store.db.selectFrom('api_keys').selectAll().where('account_id', '=', accountId).orderBy('id').execute(),
+      events: await ctx.store.db.selectFrom('security_events').select('id').where('account_id', '=', accountId).execute(),
+    });
+    const before = await snapshot();
+    // Stopped: every command. Stalled (SIGSTOP: connected, answering nothing): a key's change and a plan's.
+    const runs = [
+      { state: 'stopped', away: () => redis.stop(), commands },
+      { state: 'stalled', away: async () => { await redis.start(); redis.pause(); }, commands: [commands[0]!, commands[5]!] },
+    ];
+    for (const { state, away, commands } of runs) {
+      await away();
+      for (const args of commands) {
+        const started = Date.now();
+        const cli = await runCli(args, { DATABASE_URL: ctx.databaseUrl, REDIS_URL: redis.url });
+        const what = `${args.slice(0, 2).join(' ')} with Redis ${state}`;
+        assert.equal(cli.code, 1, `${what}: ${cli.stderr}`);
+        assert.match(cli.stderr, /^shelfapi: Nothing was changed: the meter's Redis could not be reached[^\n]*Try again once Redis answers\.\n$/, what);
+        assert.equal(cli.stdout, '', what);
+        // Loose: a process's start, the store's, and one connection attempt or one command's time limit.
+        assert.ok(Date.now() - started < 15_000, `${what}: ${Date.now() - started} ms`);
+      }
+      assert.deepEqual(await snapshot(), before, `nothing written with Redis ${state}`);
+    }
   });
 
   test('while a change of the account is marked in Redis, no held principal of it is used', async () => {
