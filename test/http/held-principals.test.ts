@@ -11,11 +11,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import pg from 'pg';
+import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { Dataset } from '../../src/domain/dataset.js';
 import { SCOPES } from '../../src/domain/scopes.js';
 import { buildApp, versionListenerOf, type App } from '../../src/http/app.js';
 import { AccessChangeUnavailableError, registerAccessFence } from '../../src/metering/access-change.js';
 import { RedisMeter } from '../../src/metering/redis-meter.js';
+import { Metrics } from '../../src/observability/metrics.js';
 import { changePlan } from '../../src/services/accounts.service.js';
 import { OPERATOR } from '../../src/services/actor.js';
 import { revokeKey, setKeyScopes } from '../../src/services/keys.service.js';
@@ -43,11 +45,13 @@ describe('principals held on PostgreSQL + Redis', { skip }, () => {
   /** Server B: its own app and its own store connection over the same database and Redis. */
   let storeB: Store;
   let appB: App;
+  /** Server B's /metrics registry. */
+  const metricsB = new Metrics();
 
   before(async () => {
     ctx = await createTestContext({ expectServerErrors: true, dataset: DATASET });
     storeB = openStore(ctx.config.database);
-    appB = await buildApp({ config: ctx.config, store: storeB, meter: ctx.meter, clock: ctx.clock, logger: false });
+    appB = await buildApp({ config: ctx.config, store: storeB, meter: ctx.meter, clock: ctx.clock, logger: false, metrics: metricsB });
     await appB.ready();
     assert.ok(holdsPrincipals(ctx.app) && holdsPrincipals(appB), 'both servers hold principals');
     await principalsHeldBy(ctx.app, appB);
@@ -135,6 +139,47 @@ describe('principals held on PostgreSQL + Redis', { skip }, () => {
     // Held principals are used again once listening: a renewal typed into psql is seen within a second.
     await psql("update accounts set plan_status = 'active' where id = $1", [ctx.loaded.accounts.listen!]);
     for (const server of both) await within(1000, `served again on ${server}`, async () => (await on[server]('/me', 'listen')).statusCode === 200);
+  });
+
+  test('/metrics: the LISTEN connection is 1 while it listens, 0 once terminated, 1 again with a reconnect counted; --workers takes the worst', async () => {
+    type Snapshot = MetricObjectWithValues<MetricValue<string>>[];
+    const value = (snapshot: Snapshot, name: string) => {
+      const found = snapshot.find((metric) => metric.name === name);
+      assert.ok(found !== undefined, `${name} on /metrics`);
+      return found.values[0]!.value;
+    };
+    // A copy: prom-client hands out its live value objects, which the next read would change.
+    const read = async () => structuredClone(await metricsB.registry.getMetricsAsJSON()) as Snapshot;
+    await principalsHeldBy(appB);
+    const listening = await read();
+    assert.equal(value(listening, 'shelfapi_version_listener_connected'), 1);
+    assert.ok(value(listening, 'shelfapi_version_listener_silence_seconds') < 1, 'heard within its heartbeat');
+    const reconnects = value(listening, 'shelfapi_version_listener_reconnects_total');
+
+    assert.ok((await terminateListeners(ctx.databaseUrl)) >= 1);
+    // It listens again 250 ms after it finds its connection gone: read often enough to see the gap.
+    let lost: Snapshot | null = null;
+    await within(2000, 'the gauge at 0', async () => {
+      const now = await read();
+      if (value(now, 'shelfapi_version_listener_connected') !== 0) return false;
+      lost = now;
+      return true;
+    });
+    await within(5000, 'the gauge at 1 again', async () => value(await read(), 'shelfapi_version_listener_connected') === 1);
+    const back = await read();
+    assert.equal(value(back, 'shelfapi_version_listener_reconnects_total'), reconnects + 1, 'one reconnect counted');
+    assert.ok(value(back, 'shelfapi_version_listener_silence_seconds') < 1);
+
+    // As the primary of `serve --workers` sums its workers up: one worker down shows as down.
+    const workers = AggregatorRegistry.aggregate([listening, lost!]);
+    const aggregated = (await workers.getMetricsAsJSON()) as Snapshot;
+    assert.equal(value(aggregated, 'shelfapi_version_listener_connected'), 0, 'the lowest');
+    assert.equal(value(aggregated, 'shelfapi_version_listener_reconnects_total'), reconnects + value(lost!, 'shelfapi_version_listener_reconnects_total'), 'summed');
+    assert.equal(
+      value(aggregated, 'shelfapi_version_listener_silence_seconds'),
+      Math.max(value(listening, 'shelfapi_version_listener_silence_seconds'), value(lost!, 'shelfapi_version_listener_silence_seconds')),
+      'the highest',
+    );
   });
 
   test('Redis unreachable during a revoke: the revoke is refused with a clear error and changes nothing', async () => {
