@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { LogController } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Metrics } from '../observability/metrics.js';
+import { registerVersionListenerMetrics } from '../observability/version-listener-metrics.js';
 import { hotQueries } from '../store/hot-queries.js';
 import { ALLOW, apiPipeline } from './api/api-pipeline.js';
 import { registerApiDocs, registerApiRoutes } from './api/api-surface.js';
@@ -110,6 +111,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   if (listener !== null) {
     const running = listener;
     listeners.set(app, running);
+    registerVersionListenerMetrics(metrics.registry, () => running.status());
     app.addHook('onClose', async () => running.close());
     running.start();
   }

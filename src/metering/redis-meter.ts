@@ -350,10 +350,13 @@ export class RedisMeter implements Meter, AccessCheckedMeter, AccessFence {
   /**
    * Resolves once connected; rejects at the first connection error or after COMMAND_TIMEOUT_MS, so that a
    * change refused for want of Redis is refused at once (the command line connects for its first change).
+   * A client already waiting to reconnect (its last attempt failed) rejects at once: the next attempt may be
+   * up to a second away (redis-client.ts), and the settings screen must answer well within its deadline.
    */
   private async connected(): Promise<void> {
     if (this.redis.status === 'ready') return;
     const redis = this.redis;
+    if (redis.status === 'reconnecting') throw new MeterUnavailableError(new Error('Redis is not reachable (reconnecting)'));
     await new Promise<void>((resolve, reject) => {
       const done = (error?: Error) => {
         clearTimeout(timer);

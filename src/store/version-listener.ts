@@ -36,6 +36,16 @@ export interface VersionListenerOptions {
   onEvent?(event: 'lost' | 'listening', error?: unknown): void;
 }
 
+/** What /metrics shows of the connection (observability/version-listener-metrics.ts). */
+export interface VersionListenerStatus {
+  /** The connection listens now. */
+  listening: boolean;
+  /** Times it listened again after it had listened and was lost (the first LISTEN is not counted). */
+  reconnects: number;
+  /** When PostgreSQL was last heard on it (a heartbeat answered, a notification, the LISTEN itself); epoch ms, null before. */
+  lastHeardAt: number | null;
+}
+
 export class VersionListener {
   #client: pg.Client | null = null;
   #listening = false;
@@ -46,6 +56,9 @@ export class VersionListener {
   #heartbeat: NodeJS.Timeout | null = null;
   #heartbeatSentAt: number | null = null;
   #connecting: Promise<void> | null = null;
+  #listenedBefore = false;
+  #reconnects = 0;
+  #lastHeardAt: number | null = null;
 
   constructor(private readonly options: VersionListenerOptions) {}
 
@@ -69,6 +82,10 @@ export class VersionListener {
   /** Whether a server may use the principals it holds and the data version kept here. */
   trusted(): boolean {
     return this.#listening && this.#pendingWrites === 0 && this.#dataVersion !== null;
+  }
+
+  status(): VersionListenerStatus {
+    return { listening: this.#listening, reconnects: this.#reconnects, lastHeardAt: this.#lastHeardAt };
   }
 
   /** The data version as the last notification (or the read when listening began) said; null when unknown. */
@@ -110,6 +127,9 @@ export class VersionListener {
         this.#dataVersion = row === undefined ? null : Number(row.version);
         this.options.onListening();
         this.#listening = true;
+        this.#lastHeardAt = Date.now();
+        if (this.#listenedBefore) this.#reconnects++;
+        this.#listenedBefore = true;
         this.#startHeartbeat(client);
         this.options.onEvent?.('listening');
         return;
@@ -147,7 +167,9 @@ export class VersionListener {
       this.#heartbeatSentAt = Date.now();
       client.query('select 1').then(
         () => {
-          if (this.#client === client) this.#heartbeatSentAt = null;
+          if (this.#client !== client) return;
+          this.#heartbeatSentAt = null;
+          this.#lastHeardAt = Date.now();
         },
         (error: unknown) => this.#lost(client, error),
       );
@@ -162,6 +184,7 @@ export class VersionListener {
   }
 
   #notified(message: pg.Notification): void {
+    this.#lastHeardAt = Date.now();
     if (message.channel !== VERSIONS_CHANNEL || message.payload === undefined) return;
     const [kind, schema, first, second] = message.payload.split(' ');
     if (schema !== this.#schema) return;

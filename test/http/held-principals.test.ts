@@ -11,21 +11,24 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import pg from 'pg';
+import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { Dataset } from '../../src/domain/dataset.js';
 import { SCOPES } from '../../src/domain/scopes.js';
 import { buildApp, versionListenerOf, type App } from '../../src/http/app.js';
 import { AccessChangeUnavailableError, registerAccessFence } from '../../src/metering/access-change.js';
 import { RedisMeter } from '../../src/metering/redis-meter.js';
+import { Metrics } from '../../src/observability/metrics.js';
 import { changePlan } from '../../src/services/accounts.service.js';
 import { OPERATOR } from '../../src/services/actor.js';
 import { revokeKey, setKeyScopes } from '../../src/services/keys.service.js';
 import { openStore, type Store } from '../../src/store/database.js';
 import { assertError, keyIdOf, keyOf, url } from '../helpers/pipeline-helpers.js';
 import { forgetAccessVersion, holdsPrincipals, principalsHeldBy, terminateListeners, within } from '../helpers/held-principals.js';
+import { startPrivateRedis } from '../helpers/private-services.js';
 import { freePort, runCli } from '../helpers/server-process.js';
 import { createTestContext, TEST_STORE, type TestContext } from '../helpers/test-app.js';
 
-const ACCOUNTS = ['reader', 'revoked', 'scoped', 'psql', 'listen', 'unreachable', 'marked'] as const;
+const ACCOUNTS = ['reader', 'revoked', 'scoped', 'psql', 'listen', 'unreachable', 'marked', 'cli'] as const;
 const DATASET: Dataset = {
   accounts: ACCOUNTS.map((ref) => ({ ref, email: `${ref}@example.com`, plan: 'enthusiast' })),
   keys: [
@@ -42,11 +45,13 @@ describe('principals held on PostgreSQL + Redis', { skip }, () => {
   /** Server B: its own app and its own store connection over the same database and Redis. */
   let storeB: Store;
   let appB: App;
+  /** Server B's /metrics registry. */
+  const metricsB = new Metrics();
 
   before(async () => {
     ctx = await createTestContext({ expectServerErrors: true, dataset: DATASET });
     storeB = openStore(ctx.config.database);
-    appB = await buildApp({ config: ctx.config, store: storeB, meter: ctx.meter, clock: ctx.clock, logger: false });
+    appB = await buildApp({ config: ctx.config, store: storeB, meter: ctx.meter, clock: ctx.clock, logger: false, metrics: metricsB });
     await appB.ready();
     assert.ok(holdsPrincipals(ctx.app) && holdsPrincipals(appB), 'both servers hold principals');
     await principalsHeldBy(ctx.app, appB);
@@ -136,6 +141,47 @@ describe('principals held on PostgreSQL + Redis', { skip }, () => {
     for (const server of both) await within(1000, `served again on ${server}`, async () => (await on[server]('/me', 'listen')).statusCode === 200);
   });
 
+  test('/metrics: the LISTEN connection is 1 while it listens, 0 once terminated, 1 again with a reconnect counted; --workers takes the worst', async () => {
+    type Snapshot = MetricObjectWithValues<MetricValue<string>>[];
+    const value = (snapshot: Snapshot, name: string) => {
+      const found = snapshot.find((metric) => metric.name === name);
+      assert.ok(found !== undefined, `${name} on /metrics`);
+      return found.values[0]!.value;
+    };
+    // A copy: prom-client hands out its live value objects, which the next read would change.
+    const read = async () => structuredClone(await metricsB.registry.getMetricsAsJSON()) as Snapshot;
+    await principalsHeldBy(appB);
+    const listening = await read();
+    assert.equal(value(listening, 'shelfapi_version_listener_connected'), 1);
+    assert.ok(value(listening, 'shelfapi_version_listener_silence_seconds') < 1, 'heard within its heartbeat');
+    const reconnects = value(listening, 'shelfapi_version_listener_reconnects_total');
+
+    assert.ok((await terminateListeners(ctx.databaseUrl)) >= 1);
+    // It listens again 250 ms after it finds its connection gone: read often enough to see the gap.
+    let lost: Snapshot | null = null;
+    await within(2000, 'the gauge at 0', async () => {
+      const now = await read();
+      if (value(now, 'shelfapi_version_listener_connected') !== 0) return false;
+      lost = now;
+      return true;
+    });
+    await within(5000, 'the gauge at 1 again', async () => value(await read(), 'shelfapi_version_listener_connected') === 1);
+    const back = await read();
+    assert.equal(value(back, 'shelfapi_version_listener_reconnects_total'), reconnects + 1, 'one reconnect counted');
+    assert.ok(value(back, 'shelfapi_version_listener_silence_seconds') < 1);
+
+    // As the primary of `serve --workers` sums its workers up: one worker down shows as down.
+    const workers = AggregatorRegistry.aggregate([listening, lost!]);
+    const aggregated = (await workers.getMetricsAsJSON()) as Snapshot;
+    assert.equal(value(aggregated, 'shelfapi_version_listener_connected'), 0, 'the lowest');
+    assert.equal(value(aggregated, 'shelfapi_version_listener_reconnects_total'), reconnects + value(lost!, 'shelfapi_version_listener_reconnects_total'), 'summed');
+    assert.equal(
+      value(aggregated, 'shelfapi_version_listener_silence_seconds'),
+      Math.max(value(listening, 'shelfapi_version_listener_silence_seconds'), value(lost!, 'shelfapi_version_listener_silence_seconds')),
+      'the highest',
+    );
+  });
+
   test('Redis unreachable during a revoke: the revoke is refused with a clear error and changes nothing', async () => {
     const deadRedis = `redis://127.0.0.1:${await freePort()}`;
     const store = openStore(ctx.config.database);
@@ -164,6 +210,49 @@ describe('principals held on PostgreSQL + Redis', { skip }, () => {
     assert.equal(cli.code, 1);
     assert.match(cli.stderr, /^shelfapi: Nothing was changed: the meter's Redis could not be reached/);
     assert.equal((await ctx.store.db.selectFrom('api_keys').select('revoked_at').where('id', '=', keyId).executeTakeFirstOrThrow()).revoked_at, null);
+  });
+
+  test('the command line with Redis stopped, then stalled: every access change is refused in one line, exit 1, nothing written', async (t) => {
+    const redis = await startPrivateRedis();
+    t.after(async () => {
+      redis.resume();
+      await redis.destroy();
+    });
+    const accountId = ctx.loaded.accounts.cli!;
+    const keyId = String(await keyIdOf(ctx, 'cli'));
+    const commands = [
+      ['keys', 'revoke', keyId],
+      ['keys', 'roll', keyId, '--stop-old', 'now'],
+      ['keys', 'set-scopes', keyId, 'catalogue:read'],
+      ['keys', 'set-allowed-ips', keyId, '203.0.113.7'],
+      ['keys', 'rename', keyId, 'renamed'],
+      ['accounts', 'set-plan', String(accountId), '--plan', 'enthusiast', '--plan-status', 'lapsed'],
+    ];
+    const snapshot = async () => ({
+      account: await ctx.store.db.selectFrom('accounts').selectAll().where('id', '=', accountId).executeTakeFirstOrThrow(),
+      keys: await ctx.store.db.selectFrom('api_keys').selectAll().where('account_id', '=', accountId).orderBy('id').execute(),
+      events: await ctx.store.db.selectFrom('security_events').select('id').where('account_id', '=', accountId).execute(),
+    });
+    const before = await snapshot();
+    // Stopped: every command. Stalled (SIGSTOP: connected, answering nothing): a key's change and a plan's.
+    const runs = [
+      { state: 'stopped', away: () => redis.stop(), commands },
+      { state: 'stalled', away: async () => { await redis.start(); redis.pause(); }, commands: [commands[0]!, commands[5]!] },
+    ];
+    for (const { state, away, commands } of runs) {
+      await away();
+      for (const args of commands) {
+        const started = Date.now();
+        const cli = await runCli(args, { DATABASE_URL: ctx.databaseUrl, REDIS_URL: redis.url });
+        const what = `${args.slice(0, 2).join(' ')} with Redis ${state}`;
+        assert.equal(cli.code, 1, `${what}: ${cli.stderr}`);
+        assert.match(cli.stderr, /^shelfapi: Nothing was changed: the meter's Redis could not be reached[^\n]*Try again once Redis answers\.\n$/, what);
+        assert.equal(cli.stdout, '', what);
+        // Loose: a process's start, the store's, and one connection attempt or one command's time limit.
+        assert.ok(Date.now() - started < 15_000, `${what}: ${Date.now() - started} ms`);
+      }
+      assert.deepEqual(await snapshot(), before, `nothing written with Redis ${state}`);
+    }
   });
 
   test('while a change of the account is marked in Redis, no held principal of it is used', async () => {

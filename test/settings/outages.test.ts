@@ -7,7 +7,7 @@ import { describe, it, type TestContext as NodeTestContext } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { startPrivatePostgres, startPrivateRedis } from '../helpers/private-services.js';
 import { waitFor } from '../helpers/server-process.js';
-import { createTestContext, type TestContext } from '../helpers/test-app.js';
+import { createTestContext, TEST_STORE, type TestContext } from '../helpers/test-app.js';
 import { mintLink, nonceOf, SettingsClient, textOf, tokenOf } from './settings-helpers.js';
 
 const OVERVIEW = '/settings/developer-api';
@@ -93,5 +93,78 @@ describe('the settings screen while PostgreSQL refuses connections', () => {
     assertNoErrorLines(ctx, from);
     await postgres.start();
     await waitFor(async () => (await owner.get(OVERVIEW)).statusCode === 200, 'the overview once PostgreSQL is back', 30_000);
+  });
+});
+
+// PostgreSQL + Redis: every change of what a key lookup reads is fenced in Redis (src/metering/access-change.ts),
+// so with Redis stopped it is refused before anything is written. The owner is told which change was not made
+// and that sending it again is safe, not the outage page's "may not have been made". On SQLite (and without
+// Redis) there is no fence: nothing to refuse.
+describe('the settings screen while Redis is stopped, on PostgreSQL + Redis: a key change is refused, nothing made', {
+  skip: TEST_STORE === 'postgres' ? false : 'PostgreSQL + Redis only (TEST_STORE=postgres)',
+}, () => {
+  it('answers 503 with Retry-After within 2 s, naming the change not made; the store is as before; the same forms work once Redis is back', async (t: NodeTestContext) => {
+    const redis = await startPrivateRedis();
+    const ctx = await createTestContext({ env: { REDIS_URL: redis.url } });
+    let stopped = false;
+    t.after(async () => {
+      // Started again only if a failure left it stopped (a second start would leave a server behind).
+      if (stopped) await redis.start();
+      await ctx.close();
+      await redis.destroy();
+    });
+    const owner = await signedIn(ctx);
+    const alice = ctx.loaded.accounts.alice!;
+    const keyId = (await ctx.store.db.selectFrom('api_keys').select('id').where('name', '=', 'all scopes').where('account_id', '=', alice).executeTakeFirstOrThrow()).id;
+    const key = (path = '') => `/settings/developer-api/keys/${keyId}${path}`;
+    const csrf = tokenOf((await owner.get(key())).body);
+    const rollForm = await owner.get(key('/roll'));
+    const roll = { _csrf: tokenOf(rollForm.body), nonce: nonceOf(rollForm.body), stopOld: 'now' };
+    /** What a refused change must leave as it was: the account's keys, its security log, the key waiting to be shown. */
+    const snapshot = async () => ({
+      keys: await ctx.store.db.selectFrom('api_keys').selectAll().where('account_id', '=', alice).orderBy('id').execute(),
+      events: await ctx.store.db.selectFrom('security_events').select('id').where('account_id', '=', alice).orderBy('id').execute(),
+      reveals: await ctx.store.db.selectFrom('settings_reveals').selectAll().execute(),
+    });
+    const before = await snapshot();
+    const from = ctx.logs.lines().length;
+    await redis.stop();
+    stopped = true;
+
+    const changes: Array<[string, string, Record<string, string | string[]>, RegExp]> = [
+      ['revoke', key('/revoke'), { _csrf: csrf }, /The key was not revoked.*still works/],
+      ['roll', key('/roll'), roll, /The key was not rolled.*no new key was made/i],
+      ['scopes', key('/scopes'), { _csrf: csrf, scopes: ['catalogue:read'] }, /The key's scopes were not changed/],
+      ['addresses', key('/addresses'), { _csrf: csrf, addresses: '203.0.113.7', lockout: 'accept' }, /The key's allowed addresses were not changed/],
+      ['rename', key('/name'), { _csrf: csrf, name: 'renamed in the outage' }, /The key was not renamed/],
+    ];
+    for (const [what, url, form, named] of changes) {
+      const refused = await timed(() => owner.post(url, form));
+      assertOutagePage(refused, what);
+      const text = textOf(refused.res.body);
+      assert.match(text, named, what);
+      assert.match(text, /Nothing was changed/, what);
+      assert.match(text, /safe to (send|make) it again/i, what);
+      assert.doesNotMatch(text, /may not have been made/, `${what}: the change is known not to be made`);
+    }
+    assert.deepEqual(await snapshot(), before, 'nothing written: no key revoked, rolled, changed or made, nothing logged');
+    const lines = ctx.logs.lines().slice(from);
+    assert.deepEqual(lines.filter((line) => Number(line.level) >= 50).map((line) => line.msg), [], 'no error-level line for a refused change');
+    assert.equal(lines.filter((line) => line.msg === 'settings: key change refused, Redis unavailable').length, changes.length, 'each refusal logged (warn)');
+
+    await redis.start();
+    stopped = false;
+    await waitFor(() => ctx.meter.ping(), 'redis to answer again');
+    // The very form refused, sent again: the refusal did not spend its one-time nonce.
+    await waitFor(async () => {
+      const again = await owner.post(key('/roll'), roll);
+      if (again.statusCode === 503) return false;
+      assert.equal(again.statusCode, 303, textOf(again.body).slice(0, 300));
+      assert.equal(again.headers.location, '/settings/developer-api/keys/created');
+      return true;
+    }, 'the roll once Redis answers');
+    const rolled = await ctx.store.db.selectFrom('api_keys').select(['revoked_at', 'replaced_by']).where('id', '=', keyId).executeTakeFirstOrThrow();
+    assert.notEqual(rolled.revoked_at, null, 'rolled with stopOld=now');
+    assert.notEqual(rolled.replaced_by, null);
   });
 });

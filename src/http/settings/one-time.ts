@@ -11,7 +11,8 @@ import type { Store } from '../../store/database.js';
 import { InputError } from '../../errors/input-error.js';
 import type { KeepNewKey } from '../../services/keys.service.js';
 import { paths } from './paths.js';
-import { putReveal, recordFormUse, takeReveal } from '../../store/repositories/settings-auth.repository.js';
+import { forgetFormUse, putReveal, recordFormUse, takeReveal } from '../../store/repositories/settings-auth.repository.js';
+import { AccessChangeUnavailableError } from '../../metering/access-change.js';
 import { SESSION_ABSOLUTE_MS } from '../../services/settings-auth/sessions.js';
 
 /** A new key waits at most this long for its page; then it is gone, unseen. */
@@ -25,6 +26,19 @@ export const newNonce = () => randomBytes(16).toString('hex');
  */
 export async function firstSubmission(store: Store, session: Session, nonce: string, now: number): Promise<boolean> {
   return recordFormUse(store.db, nonce, session.idHash, new Date(now).toISOString(), new Date(now - SESSION_ABSOLUTE_MS).toISOString());
+}
+
+/**
+ * For a submission's failure: when it is a refusal by the access fence (nothing was written), forgets the
+ * nonce, so that the same form sent again is a first submission; rethrows the error either way. Should the
+ * nonce not be forgotten (the database went away too), the form answers "already submitted" and the owner
+ * opens it anew.
+ */
+export function releasingSubmission(store: Store, session: Session, nonce: string): (error: unknown) => Promise<never> {
+  return async (error) => {
+    if (error instanceof AccessChangeUnavailableError) await forgetFormUse(store.db, nonce, session.idHash).catch(() => undefined);
+    throw error;
+  };
 }
 
 /**

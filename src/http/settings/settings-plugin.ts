@@ -23,6 +23,7 @@ import { ensureSecret } from '../../store/repositories/settings-auth.repository.
 import type { App, AppDeps } from '../app-types.js';
 import { REQUEST_DEADLINE_MS, settleBy } from '../../deadline.js';
 import { isOutage, RETRY_AFTER_UNAVAILABLE_S } from '../store-unavailable.js';
+import { AccessChangeUnavailableError } from '../../metering/access-change.js';
 import { PageError, UNAVAILABLE_AFTER_POST } from './page-errors.js';
 import { SETTINGS_PREFIX } from './paths.js';
 import { sendPage } from './render.js';
@@ -116,11 +117,12 @@ export async function registerSettings(app: App, deps: AppDeps): Promise<void> {
       settings.setErrorHandler(async (error: unknown, request: FastifyRequest, reply: FastifyReply) => {
         const pageError = toPageError(error, request);
         // An outage's page is plain: the shell would ask the store again.
-        const signedIn = request.settingsSession !== null && pageError.kind !== 'signed_out' && pageError.kind !== 'unavailable';
+        const outage = pageError.kind === 'unavailable' || pageError.kind === 'change_refused';
+        const signedIn = request.settingsSession !== null && pageError.kind !== 'signed_out' && !outage;
         const shell = signedIn
           ? await settleBy(request.settingsDeadline, shellFor(context, request, reply, null), 'the page shell').catch(() => null)
           : null;
-        if (pageError.kind === 'unavailable') reply.header('retry-after', RETRY_AFTER_UNAVAILABLE_S);
+        if (outage) reply.header('retry-after', RETRY_AFTER_UNAVAILABLE_S);
         return sendPage(reply, pageError.status, errorPage(pageError, shell, config.settingsReauthMinutes));
       });
 
@@ -131,6 +133,12 @@ export async function registerSettings(app: App, deps: AppDeps): Promise<void> {
 }
 
 function toPageError(error: unknown, request: FastifyRequest): PageError {
+  // A key change the access fence refused (Redis away): expected, and nothing was written. Routes name the
+  // change (namingRefusal); one that does not still gets the page that says nothing was changed.
+  if (error instanceof AccessChangeUnavailableError || (error instanceof PageError && error.kind === 'change_refused')) {
+    request.log.warn({ cause: rootMessage(error) }, 'settings: key change refused, Redis unavailable');
+    return error instanceof PageError ? error : new PageError('change_refused');
+  }
   if (error instanceof PageError) return error;
   if (error instanceof NotFoundError) return new PageError('not_found');
   if (error instanceof InputError) return new PageError('bad_request', error.message);
@@ -148,4 +156,11 @@ function toPageError(error: unknown, request: FastifyRequest): PageError {
   }
   request.log.error({ err: error }, 'settings: unexpected error');
   return new PageError('unexpected');
+}
+
+/** The innermost cause's message (the driver's own words, for the log only). */
+function rootMessage(error: unknown): string {
+  let at: unknown = error;
+  while (at instanceof Error && at.cause !== undefined) at = at.cause;
+  return at instanceof Error ? at.message : String(at);
 }

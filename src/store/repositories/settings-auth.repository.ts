@@ -121,7 +121,13 @@ export async function takeReveal(
   return { keyId: row.keyId, secret: row.secret };
 }
 
+/** Forgets a nonce recorded by this session (a submission that made nothing), so that it counts as new again. */
+export async function forgetFormUse(db: Kysely<Database>, nonce: string, sessionHash: string): Promise<void> {
+  await db.deleteFrom('settings_form_uses').where('nonce', '=', nonce).where('session_hash', '=', sessionHash).execute();
+}
+
 /** Records a submitted form's nonce; false when it was submitted before. Old rows are pruned first. */
+
 export async function recordFormUse(db: Kysely<Database>, nonce: string, sessionHash: string, at: string, pruneBefore: string): Promise<boolean> {
   await db.deleteFrom('settings_form_uses').where('created_at', '<', pruneBefore).execute();
   const result = await db

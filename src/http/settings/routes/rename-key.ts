@@ -5,6 +5,7 @@ import { formBody, keyIdParam, textField } from '../form-input.js';
 import { ownerActor } from '../guards.js';
 import { keyDetailsData } from '../key-details-data.js';
 import { withNotice } from '../notices.js';
+import { namingRefusal } from '../page-errors.js';
 import { paths } from '../paths.js';
 import { sendPage } from '../render.js';
 import { requireSession, type SettingsApp, type SettingsContext } from '../settings-context.js';
@@ -19,7 +20,7 @@ export function registerRenameKey(app: SettingsApp, context: SettingsContext): v
     const name = textField(formBody(request.body), 'name');
     const now = clock.now();
     try {
-      await renameKey(store, { keyId, accountId: session.accountId, name, now, keyPrefix: config.keyPrefix, actor: ownerActor(session, request) });
+      await namingRefusal('rename', () => renameKey(store, { keyId, accountId: session.accountId, name, now, keyPrefix: config.keyPrefix, actor: ownerActor(session, request) }));
       return reply.redirect(withNotice(paths.key(keyId), 'renamed'), 303);
     } catch (error) {
       if (!(error instanceof InputError)) throw error;

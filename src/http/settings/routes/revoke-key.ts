@@ -8,6 +8,7 @@ import { keyIdParam } from '../form-input.js';
 import { ownerActor, requireRecentSignIn } from '../guards.js';
 import { withNotice } from '../notices.js';
 import { ownedKeyView } from '../overview-data.js';
+import { namingRefusal } from '../page-errors.js';
 import { paths } from '../paths.js';
 import { sendPage } from '../render.js';
 import type { SettingsApp, SettingsContext } from '../settings-context.js';
@@ -21,7 +22,7 @@ export function registerRevokeKey(app: SettingsApp, context: SettingsContext): v
     const keyId = keyIdParam(request.params);
     const now = clock.now();
     try {
-      await revokeKey(store, { keyId, accountId: session.accountId, now, keyPrefix: config.keyPrefix, actor: ownerActor(session, request) });
+      await namingRefusal('revoke', () => revokeKey(store, { keyId, accountId: session.accountId, now, keyPrefix: config.keyPrefix, actor: ownerActor(session, request) }));
       request.log.info({ accountId: session.accountId, keyId }, 'settings: key revoked');
       return reply.redirect(withNotice(paths.key(keyId), 'revoked'), 303);
     } catch (error) {

@@ -11,7 +11,8 @@ import { expiryAsk, expiryValues } from '../expiry-input.js';
 import { formBody, keyIdParam, nonceField, textField } from '../form-input.js';
 import { ownerActor, requireRecentSignIn } from '../guards.js';
 import { withNotice } from '../notices.js';
-import { firstSubmission, keepNewKey, newNonce } from '../one-time.js';
+import { firstSubmission, keepNewKey, newNonce, releasingSubmission } from '../one-time.js';
+import { namingRefusal } from '../page-errors.js';
 import { ownedKeyView } from '../overview-data.js';
 import { paths } from '../paths.js';
 import { sendPage } from '../render.js';
@@ -33,16 +34,19 @@ export function registerRollKey(app: SettingsApp, context: SettingsContext): voi
     const before = await ownedKey(store, session.accountId, keyId);
     if (!(await firstSubmission(store, session, nonce, now))) return reply.redirect(withNotice(paths.overview, 'already_submitted'), 303);
     try {
-      const { created } = await rollKey(store, {
-        keyId,
-        accountId: session.accountId,
-        stopOld,
-        expiresAt: expiryAsk(expiry, 'roll'),
-        now,
-        keyPrefix: config.keyPrefix,
-        actor: ownerActor(session, request),
-        keep: keepNewKey(request, session, now),
-      });
+      const roll = () =>
+        rollKey(store, {
+          keyId,
+          accountId: session.accountId,
+          stopOld,
+          expiresAt: expiryAsk(expiry, 'roll'),
+          now,
+          keyPrefix: config.keyPrefix,
+          actor: ownerActor(session, request),
+          keep: keepNewKey(request, session, now),
+        });
+      // A roll the access fence refused made nothing: its form may be sent again, so its nonce is not spent.
+      const { created } = await namingRefusal('roll', () => roll().catch(releasingSubmission(store, session, nonce)));
       request.log.info({ accountId: session.accountId, keyId, newKeyId: created.id }, 'settings: key rolled');
       return reply.redirect(paths.createdKey, 303);
     } catch (error) {

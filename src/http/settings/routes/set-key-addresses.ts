@@ -11,6 +11,7 @@ import { formBody, keyIdParam, textField } from '../form-input.js';
 import { ownerActor, requireRecentSignIn } from '../guards.js';
 import { keyDetailsData } from '../key-details-data.js';
 import { withNotice } from '../notices.js';
+import { namingRefusal } from '../page-errors.js';
 import { paths } from '../paths.js';
 import { sendPage } from '../render.js';
 import type { SettingsApp, SettingsContext } from '../settings-context.js';
@@ -36,7 +37,9 @@ export function registerSetKeyAddresses(app: SettingsApp, context: SettingsConte
       if (!confirmed && locksOut(addresses, request.clientAddress)) {
         return await page(200, { addresses: { value, warning: lockOutWarning(request.clientAddress) } });
       }
-      await setAllowedAddresses(store, { keyId, accountId: session.accountId, addresses, now, keyPrefix: config.keyPrefix, actor: ownerActor(session, request) });
+      await namingRefusal('addresses', () =>
+        setAllowedAddresses(store, { keyId, accountId: session.accountId, addresses, now, keyPrefix: config.keyPrefix, actor: ownerActor(session, request) }),
+      );
       return reply.redirect(withNotice(paths.key(keyId), 'addresses'), 303);
     } catch (error) {
       if (!(error instanceof InputError)) throw error;

@@ -8,6 +8,7 @@ import { formBody, keyIdParam, listField } from '../form-input.js';
 import { ownerActor, requireRecentSignIn } from '../guards.js';
 import { keyDetailsData } from '../key-details-data.js';
 import { withNotice } from '../notices.js';
+import { namingRefusal } from '../page-errors.js';
 import { paths } from '../paths.js';
 import { sendPage } from '../render.js';
 import type { SettingsApp, SettingsContext } from '../settings-context.js';
@@ -22,7 +23,9 @@ export function registerSetKeyScopes(app: SettingsApp, context: SettingsContext)
     const scopes = listField(formBody(request.body), 'scopes');
     const now = clock.now();
     try {
-      await setKeyScopes(store, { keyId, accountId: session.accountId, scopes, now, keyPrefix: config.keyPrefix, actor: ownerActor(session, request) });
+      await namingRefusal('scopes', () =>
+        setKeyScopes(store, { keyId, accountId: session.accountId, scopes, now, keyPrefix: config.keyPrefix, actor: ownerActor(session, request) }),
+      );
       return reply.redirect(withNotice(paths.key(keyId), 'scopes'), 303);
     } catch (error) {
       if (!(error instanceof InputError)) throw error;

@@ -1,9 +1,18 @@
 /** The page for each reason a request was not done; every one says what happened and what to do next. */
 import type { VNode } from 'preact';
-import { UNAVAILABLE_AFTER_POST, type PageError } from '../page-errors.js';
+import { isKeyChange, UNAVAILABLE_AFTER_POST, type KeyChange, type PageError } from '../page-errors.js';
 import { paths } from '../paths.js';
 import type { SignedInShell } from './layout.js';
 import { MessagePage } from './message-page.js';
+
+/** What was not done, by the change refused: said first on its page. */
+const NOT_MADE: Record<KeyChange, string> = {
+  revoke: 'The key was not revoked: it still works.',
+  roll: 'The key was not rolled: no new key was made, and the key works as before.',
+  scopes: "The key's scopes were not changed.",
+  addresses: "The key's allowed addresses were not changed.",
+  rename: 'The key was not renamed.',
+};
 
 const AGAIN_FROM_PLATFORM = 'Open Settings → Developer API on the platform again: it signs you in here with a fresh link.';
 
@@ -85,6 +94,21 @@ export function errorPage(error: PageError, shell: SignedInShell | null, reauthM
               Your change may not have been made: check the <a href={paths.overview}>overview</a> before you send it again.
             </p>
           ) : null}
+        </MessagePage>
+      );
+    case 'change_refused':
+      // The access fence refused the change before anything was written (metering/access-change.ts): unlike
+      // an outage in the middle of a change, it is known not to be made, so sending it again is safe.
+      return (
+        <MessagePage title="Your change was not made" shell={null}>
+          <p>
+            {isKeyChange(error.message) ? `${NOT_MADE[error.message]} ` : ''}Nothing was changed: key changes are temporarily unavailable,
+            as every server must learn of a change before it is made, and that could not be done just now.
+          </p>
+          <p>
+            Try again in a moment: it is safe to send it again (go back and send the same form), or start from the{' '}
+            <a href={paths.overview}>overview</a>.
+          </p>
         </MessagePage>
       );
     case 'unexpected':
