@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -71,4 +72,19 @@ export function downloadCsvRows(url: string, key: string): Promise<number> {
     req.on('error', reject);
     req.end();
   });
+}
+
+/** Deletes every key under `prefix` (a bench's private key space) from the Redis at `url`. */
+export async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url);
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      if (keys.length > 0) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
 }

@@ -27,9 +27,8 @@ import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import pg from 'pg';
-import { cli, ensureWrk, log, ROOT, waitUntilUp } from './bench-support.js';
+import { cli, deleteRedisKeys, ensureWrk, log, ROOT, waitUntilUp } from './bench-support.js';
 
 const DATA = join(ROOT, 'bench', '.data');
 const ITEMS = Number(process.env.MEMORY_ITEMS ?? 1_000_000);
@@ -325,7 +324,7 @@ async function main(): Promise<void> {
     server.kill('SIGTERM');
     await new Promise((resolve) => server.once('exit', resolve));
     rmSync(work, { recursive: true, force: true });
-    if (STORE === 'postgres') await deleteRedisKeys(redisPrefix);
+    if (STORE === 'postgres') await deleteRedisKeys(REDIS_URL, redisPrefix);
   }
 
   const peak = Math.max(...results.map((r) => r.peak.rss));
@@ -337,18 +336,5 @@ async function main(): Promise<void> {
   if (!pass) process.exitCode = 1;
 }
 
-async function deleteRedisKeys(prefix: string): Promise<void> {
-  const redis = new Redis(REDIS_URL);
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
-}
 
 await main();

@@ -8,7 +8,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
+import { deleteRedisKeys } from './bench-support.js';
 import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { createMeter } from '../src/metering/create-meter.js';
@@ -85,14 +85,7 @@ try {
     } finally {
       await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
       await admin.end();
-      const redis = new Redis(REDIS_URL);
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-        cursor = next;
-        if (keys.length > 0) await redis.del(...keys);
-      } while (cursor !== '0');
-      redis.disconnect();
+      await deleteRedisKeys(REDIS_URL, prefix);
     }
   }
 } finally {

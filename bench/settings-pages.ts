@@ -36,7 +36,7 @@ import { seedDemo } from '../src/services/demo-seed.service.js';
 import { handoverSecret, mintHandoverToken } from '../src/services/settings-auth/handover-token.js';
 import { migrateToLatest, openStore } from '../src/store/database.js';
 import { API_ENDPOINTS } from '../src/http/settings/usage-depth-data.js';
-import { log, ROOT, waitUntilUp } from './bench-support.js';
+import { deleteRedisKeys, log, ROOT, waitUntilUp } from './bench-support.js';
 
 const KEYS = 20;
 const N = Number(process.env.PAGES_N ?? 100);
@@ -170,14 +170,7 @@ async function postgresSetup(): Promise<StoreSetup> {
       await client.connect();
       await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
       await client.end();
-      const redis = new Redis(REDIS_URL);
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-        cursor = next;
-        if (keys.length > 0) await redis.del(...keys);
-      } while (cursor !== '0');
-      redis.disconnect();
+      await deleteRedisKeys(REDIS_URL, prefix);
     },
   };
 }
