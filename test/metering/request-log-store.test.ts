@@ -209,17 +209,22 @@ if (TEST_STORE === 'postgres') {
   });
 }
 
+/** Statistics in the store that note how many log lines each write is given. */
+function countingLogLines(store: ConstructorParameters<typeof DatabaseUsageStats>[0]): { stats: DatabaseUsageStats; logs: number[] } {
+  const logs: number[] = [];
+  class Counting extends DatabaseUsageStats {
+    protected override async write(batch: StatsBatch): Promise<void> {
+      logs.push(batch.log.reduce((n, e) => n + e.items.length, 0));
+      await super.write(batch);
+    }
+  }
+  return { stats: new Counting(store), logs };
+}
+
 describe('a busy server writes the request log at most once a second', () => {
   test(`flushes started by ${FLUSH_RECORDS} records write the newest 100 lines when a second has passed; the timer's flush writes the rest`, async () => {
     const store = await openTestStore();
-    const logs: number[] = [];
-    class Counting extends DatabaseUsageStats {
-      protected override async write(batch: StatsBatch): Promise<void> {
-        logs.push(batch.log.reduce((n, e) => n + e.items.length, 0));
-        await super.write(batch);
-      }
-    }
-    const stats = new Counting(store.store);
+    const { stats, logs } = countingLogLines(store.store);
     const turns = async (n: number) => {
       for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
     };
@@ -252,14 +257,7 @@ describe('a busy server writes the request log at most once a second', () => {
 
   test(`a log of more than ${LOG_LINES_PER_WRITE} lines held goes in slices of about that many, a turn of the event loop apart`, async () => {
     const store = await openTestStore();
-    const logs: number[] = [];
-    class Counting extends DatabaseUsageStats {
-      protected override async write(batch: StatsBatch): Promise<void> {
-        logs.push(batch.log.reduce((n, e) => n + e.items.length, 0));
-        await super.write(batch);
-      }
-    }
-    const stats = new Counting(store.store);
+    const { stats, logs } = countingLogLines(store.store);
     const settle = async (writes: number) => {
       const started = Date.now();
       while (logs.length < writes && Date.now() - started < 20_000) await new Promise((resolve) => setTimeout(resolve, 5));
