@@ -325,9 +325,38 @@ function logEntryOf(r: RequestRecord, call: CallRecord): RequestLogEntry {
 export const LOG_WRITE_MS = 1000;
 /** Lines of the request log a busy server's flush writes at most (the rest at the next turns). */
 export const LOG_LINES_PER_WRITE = 2000;
+/**
+ * How often a busy server writes the usage buckets and last uses. Summed over a second rather than a flush
+ * (several a second when busy): with a thousand keys each flush held about one request per key, and wrote
+ * ~2.6 bucket rows and a last use for each request (docs/performance.md).
+ */
+export const COUNTS_WRITE_MS = 1000;
+
+type BucketRow = StatsBatch['buckets'][number];
+type LastUseRow = StatsBatch['lastUse'][number];
+
+/** Adds rows (times `sign`) to bucket counts held; a count that comes to 0 is let go. */
+function mergeBuckets(held: Map<string, BucketRow>, rows: readonly BucketRow[], sign: 1 | -1 = 1): void {
+  for (const r of rows) {
+    const id = `${r.keyId}|${r.period}|${r.field}`;
+    const before = held.get(id);
+    const n = (before?.requests ?? 0) + sign * r.requests;
+    if (n === 0) held.delete(id);
+    else if (before !== undefined) before.requests = n;
+    else held.set(id, { ...r, requests: n });
+  }
+}
+
+/** Keeps each key's latest use. */
+function mergeLastUse(held: Map<number, LastUseRow>, rows: readonly LastUseRow[]): void {
+  for (const r of rows) {
+    const before = held.get(r.keyId);
+    if (before === undefined || before.at <= r.at) held.set(r.keyId, r);
+  }
+}
 
 /** Adds a flush's log lines to those held: per key, the newest REQUEST_LOG_KEPT, oldest first, each request once. */
-export function mergeLog(held: Map<number, StatsBatch['log'][number]>, lines: StatsBatch['log']): void {
+export function mergeLog(held: Map<number, StatsBatch['log'][number]>, lines: Readonly<StatsBatch['log']>): void {
   for (const entry of lines) {
     const before = held.get(entry.keyId);
     if (before === undefined) {
@@ -414,6 +443,10 @@ export abstract class BufferedUsageStats implements UsageStats {
   private logWrittenAt = 0;
   /** A due log was written in part: the rest goes at the next turn, whatever the time. */
   private logBacklog = false;
+  /** Bucket counts and last uses summed from flushed records, not written yet (COUNTS_WRITE_MS). */
+  private pendingBuckets = new Map<string, BucketRow>();
+  private pendingLastUse = new Map<number, LastUseRow>();
+  private countsWrittenAt = 0;
 
   /**
    * Held log lines of whole keys, at least one key and about `lines` lines, taken out of those held. A busy
@@ -439,7 +472,8 @@ export abstract class BufferedUsageStats implements UsageStats {
 
   /**
    * One write of what is held. The request log: 'all' every line held; 'timer' a slice of it; 'busy' a slice
-   * only when LOG_WRITE_MS have passed since it was last written, or a slice of it is still to go.
+   * only when LOG_WRITE_MS have passed since it was last written, or a slice of it is still to go. The usage
+   * buckets and last uses: 'busy' only when COUNTS_WRITE_MS have passed since they were last written.
    */
   private write_(mode: 'all' | 'timer' | 'busy'): Promise<void> {
     if (this.timer !== null) {
@@ -448,21 +482,33 @@ export abstract class BufferedUsageStats implements UsageStats {
     }
     const next = this.writing.then(async () => {
       const records = this.held;
-      if (records.length === 0 && this.pendingLog.size === 0) return;
+      if (records.length === 0 && this.pendingLog.size === 0 && this.pendingBuckets.size === 0 && this.pendingLastUse.size === 0) return;
       this.held = [];
       const batch = summarize(records);
       mergeLog(this.pendingLog, batch.log);
       const logDue = mode !== 'busy' || this.logBacklog || Date.now() - this.logWrittenAt >= LOG_WRITE_MS;
       batch.log = logDue ? this.takeLog(mode === 'all' ? Infinity : LOG_LINES_PER_WRITE) : [];
+      // The buckets and last uses of these records join those held; all of them go when due.
+      const own = { buckets: batch.buckets, lastUse: batch.lastUse };
+      mergeBuckets(this.pendingBuckets, own.buckets);
+      mergeLastUse(this.pendingLastUse, own.lastUse);
+      const countsDue = mode !== 'busy' || Date.now() - this.countsWrittenAt >= COUNTS_WRITE_MS;
+      batch.buckets = countsDue ? [...this.pendingBuckets.values()] : [];
+      batch.lastUse = countsDue ? [...this.pendingLastUse.values()] : [];
+      if (countsDue) {
+        this.pendingBuckets = new Map();
+        this.pendingLastUse = new Map();
+      }
       try {
         await this.write(batch);
         this.failing = false;
         if (logDue) this.logWrittenAt = Date.now();
-        // What is left of a due log goes at the next turn; the log held back, by the timer's flush if no
-        // other comes first.
+        if (countsDue) this.countsWrittenAt = Date.now();
+        // What is left of a due log goes at the next turn; the log and counts held back, by the timer's
+        // flush if no other comes first.
         this.logBacklog = logDue && this.pendingLog.size > 0;
         if (this.logBacklog) this.flushSoon();
-        else if (this.pendingLog.size > 0) this.scheduleFlush();
+        else if (this.pendingLog.size > 0 || this.pendingBuckets.size > 0 || this.pendingLastUse.size > 0) this.scheduleFlush();
       } catch (error) {
         this.failing = true;
         // Keep what was not written for the next flush, oldest dropped past the limit.
@@ -472,7 +518,15 @@ export abstract class BufferedUsageStats implements UsageStats {
         this.dropped += Math.max(0, kept.length - MAX_HELD_RECORDS);
         this.held = kept.slice(-MAX_HELD_RECORDS);
         // Log lines of the records kept come again from them; merging drops the copies (same request id).
-        mergeLog(this.pendingLog, failed === null ? batch.log : batch.log.filter((entry) => failed.has(entry.accountId)));
+        const ofFailed = <T extends { accountId: number }>(rows: readonly T[]): readonly T[] =>
+          failed === null ? rows : rows.filter((r) => failed.has(r.accountId));
+        mergeLog(this.pendingLog, ofFailed(batch.log));
+        // Counts taken and not written are held again, less what the records kept will bring again.
+        if (countsDue) {
+          mergeBuckets(this.pendingBuckets, ofFailed(batch.buckets));
+          mergeLastUse(this.pendingLastUse, ofFailed(batch.lastUse));
+        }
+        mergeBuckets(this.pendingBuckets, ofFailed(own.buckets), -1);
         this.scheduleFlush();
         throw error;
       }

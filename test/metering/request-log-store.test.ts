@@ -309,6 +309,55 @@ describe('a busy server writes the request log at most once a second', () => {
   });
 });
 
+describe(`a busy server sums usage buckets and last uses over a second (${TEST_STORE})`, () => {
+  test('flushes right after one another hold them; the next write has them summed; a failed write loses and doubles nothing', async () => {
+    const store = await openTestStore();
+    const bucketRows: number[] = [];
+    let failNext = false;
+    class Probe extends DatabaseUsageStats {
+      protected override async write(batch: StatsBatch): Promise<void> {
+        bucketRows.push(batch.buckets.length);
+        if (failNext) {
+          failNext = false;
+          throw new Error('the store is away');
+        }
+        await super.write(batch);
+      }
+    }
+    const stats = new Probe(store.store);
+    const settle = async (writes: number) => {
+      const started = Date.now();
+      while (bucketRows.length < writes && Date.now() - started < 20_000) await new Promise((resolve) => setTimeout(resolve, 5));
+    };
+    try {
+      let i = 0;
+      // Two keys, one hour: FLUSH_RECORDS records start a busy flush.
+      const burst = () => {
+        for (let n = 0; n < FLUSH_RECORDS; n++, i++) stats.record(record(11 + (i % 2), T0 + i, i));
+      };
+      burst();
+      await settle(1);
+      burst();
+      await settle(2);
+      assert.ok(bucketRows[0]! > 0, 'the first write has the buckets');
+      assert.equal(bucketRows[1], 0, 'the busy flush right after it holds its own back');
+      // The next write takes the held counts with its own; it fails; then one succeeds.
+      stats.record(record(11, T0 + i, i++));
+      failNext = true;
+      await assert.rejects(stats.flush(), /the store is away/);
+      await stats.flush();
+      const hour = hourOf(T0);
+      const buckets = await stats.usageBuckets(7, [11, 12], [hour]);
+      assert.equal(buckets.get(hour)?.get('e:/catalogue/:id'), 2 * FLUSH_RECORDS + 1, 'every request counted once');
+      const last = await stats.lastUse(7, [11, 12]);
+      assert.equal(last.get(11)?.at, new Date(T0 + i - 1).toISOString(), "key 11's last use is its latest request");
+    } finally {
+      await stats.close();
+      await store.close();
+    }
+  });
+});
+
 describe('usage buckets: pure parts', () => {
   test('hours, server-time buckets and percentiles', () => {
     assert.equal(hourOf(Date.parse('2026-11-22T08:59:59.999Z')), '2026-11-22T08');
