@@ -14,7 +14,7 @@ import { createUsageStats } from './metering/create-usage-stats.js';
 import type { UsageStats } from './metering/usage-stats.js';
 import { migrateToLatest, openStore, warmPool, type Store } from './store/database.js';
 import { sql } from 'kysely';
-import { limitHeapGrowth } from './observability/heap-growth.js';
+import { capYoungGeneration, limitHeapGrowth } from './observability/heap-growth.js';
 import { serverLogDestination } from './observability/log-destination.js';
 import { Metrics } from './observability/metrics.js';
 
@@ -55,8 +55,10 @@ export async function startServer(
   config: Readonly<Config>,
   options: { store?: Store; ops?: boolean } = {},
 ): Promise<RunningServer> {
-  // Before the load: the heap then stays near what is live (observability/heap-growth.ts).
+  // Before the load: the heap then stays near what is live, the young generation within Node 20's size
+  // (observability/heap-growth.ts).
   limitHeapGrowth();
+  capYoungGeneration();
   const store = options.store ?? openStore(config.database);
   await migrateToLatest(store);
   await warmPool(store);
