@@ -63,12 +63,16 @@ export async function startServer(
   await migrateToLatest(store);
   await warmPool(store);
   const meter = await createMeter(config, store);
-  const stats = await createUsageStats(config, store);
   const metrics = new Metrics({ processMetrics: true });
   // Standard output with a bound on the log waiting to be written (a slow reader must not grow the heap);
   // readable lines instead of JSON when it is a terminal.
   const logStream = serverLogDestination({ onDrop: () => metrics.logLinesDropped.inc() });
-  const app = await buildApp({ config, store, meter, clock: systemClock, metrics, stats, logStream });
+  let app: App | null = null;
+  // The owners' statistics are written from a thread of their own (metering/usage-stats-thread.ts).
+  const stats = await createUsageStats(config, store, {
+    thread: { onError: (err) => app?.log.error({ err }, 'the statistics thread failed; it is started again') },
+  });
+  app = await buildApp({ config, store, meter, clock: systemClock, metrics, stats, logStream });
   let draining = false;
   // Before Fastify's own listener: the header is set before any answer is written.
   app.server.prependListener('request', (_request: IncomingMessage, response: ServerResponse) => {

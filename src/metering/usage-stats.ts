@@ -42,6 +42,11 @@ export const FLUSH_DELAY_MS = 500;
  * without it, 28 ms and 8,202 with 2,000, and 22-23 ms and 7,484-7,742 with 500.
  */
 export const FLUSH_RECORDS = 2000;
+export interface StatsPace {
+  flushDelayMs: number;
+  flushRecords: number;
+}
+
 /** Records held at most while the store cannot be written; past this, the oldest are dropped. */
 export const MAX_HELD_RECORDS = 100_000;
 
@@ -398,6 +403,8 @@ export abstract class BufferedUsageStats implements UsageStats {
   private failing = false;
   /** Records dropped because the store could not be written for too long. */
   dropped = 0;
+  /** When records are written: FLUSH_DELAY_MS after the first, or at once when FLUSH_RECORDS are held. */
+  pace: StatsPace = { flushDelayMs: FLUSH_DELAY_MS, flushRecords: FLUSH_RECORDS };
 
   protected abstract write(batch: StatsBatch): Promise<void>;
   abstract keyOutcomes(accountId: number, keyId: number, sinceDay: string, untilDay: string): Promise<DayOutcomes[]>;
@@ -411,7 +418,7 @@ export abstract class BufferedUsageStats implements UsageStats {
 
   record(request: RequestRecord): void {
     this.held.push(request);
-    if (this.held.length >= FLUSH_RECORDS && !this.failing) this.flushSoon();
+    if (this.held.length >= this.pace.flushRecords && !this.failing) this.flushSoon();
     else this.scheduleFlush();
   }
 
@@ -428,7 +435,7 @@ export abstract class BufferedUsageStats implements UsageStats {
   /** A flush FLUSH_DELAY_MS from now, unless one is pending already. */
   private scheduleFlush(): void {
     if (this.timer !== null) return;
-    this.timer = setTimeout(() => void this.write_('timer').catch(() => {}), FLUSH_DELAY_MS);
+    this.timer = setTimeout(() => void this.write_('timer').catch(() => {}), this.pace.flushDelayMs);
     // A pending flush does not keep a process alive; close() writes what is left.
     this.timer.unref();
   }

@@ -8,6 +8,7 @@
  * of a Redis Cluster, as test/cluster/redis-cluster.test.ts sets it), the meter and the statistics run on
  * that cluster instead.
  */
+import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +23,7 @@ import type { Meter } from '../../src/metering/meter.js';
 import { redisTargetOf } from '../../src/metering/redis-client.js';
 import { RedisMeter } from '../../src/metering/redis-meter.js';
 import { DatabaseUsageStats } from '../../src/metering/database-usage-stats.js';
+import { ThreadedUsageStats } from '../../src/metering/usage-stats-thread.js';
 import { RedisUsageStats } from '../../src/metering/redis-usage-stats.js';
 import type { UsageStats } from '../../src/metering/usage-stats.js';
 import pg from 'pg';
@@ -221,10 +223,14 @@ export async function createTestContext(options: ContextOptions = {}): Promise<T
     meter = store.sqlite ? new SqliteMeter(store.sqlite) : new PostgresMeter(store);
   }
   let stats: UsageStats;
+  // As `serve` does: statistics in Redis are written from a thread of their own (usage-stats-thread.ts).
+  const threadErrors: Error[] = [];
   if (redisTarget !== null) {
     const redisStats = new RedisUsageStats(redisTarget, { prefix: redisPrefix });
     await redisStats.ready();
-    stats = redisStats;
+    stats = await ThreadedUsageStats.start({ redis: redisTarget, redisKeyPrefix: redisPrefix, database: config.database }, redisStats, (error) =>
+      threadErrors.push(error),
+    );
   } else {
     stats = new DatabaseUsageStats(store);
   }
@@ -257,6 +263,7 @@ export async function createTestContext(options: ContextOptions = {}): Promise<T
     async close() {
       await app.close();
       await stats.close();
+      assert.deepEqual(threadErrors, [], 'the statistics thread failed');
       await meter.close();
       await store.close();
       await postgres?.drop();
