@@ -27,8 +27,23 @@ function forwardedFor(raw: IncomingMessage): string[] {
     .filter((hop) => hop !== '');
 }
 
+/** Peers' canonical forms held (a pure function of the text); past this many, the held ones are dropped. */
+const PEERS_HELD = 10_000;
+
 export function clientAddressResolver(trustProxy: readonly string[] | null): ClientAddressOf {
-  const peerOf = (raw: IncomingMessage) => canonicalAddress(raw.socket?.remoteAddress ?? UNKNOWN_ADDRESS);
+  // Every request of a connection has the same peer, and a server sees few peers: parsing and formatting the
+  // address again for each request was 1.5-2% of an item GET's CPU.
+  const peers = new Map<string, string>();
+  const peerOf = (raw: IncomingMessage) => {
+    const text = raw.socket?.remoteAddress ?? UNKNOWN_ADDRESS;
+    let address = peers.get(text);
+    if (address === undefined) {
+      address = canonicalAddress(text);
+      if (peers.size >= PEERS_HELD) peers.clear();
+      peers.set(text, address);
+    }
+    return address;
+  };
   if (trustProxy === null || trustProxy.length === 0) return peerOf;
   const trusted = new AddressMatcher(parseAddressList(trustProxy).ranges);
   return (raw) => {

@@ -27,12 +27,16 @@ export function dayOf(ms: number): string {
   return text;
 }
 
-/** Start of the month containing ms, and of the next one (the quota reset), in epoch ms. */
-export function monthBounds(ms: number): { start: number; reset: number } {
+let heldBounds: Readonly<{ start: number; reset: number }> = { start: 0, reset: 0 };
+
+/** Start of the month containing ms, and of the next one (the quota reset), in epoch ms (frozen: shared). */
+export function monthBounds(ms: number): Readonly<{ start: number; reset: number }> {
+  if (ms >= heldBounds.start && ms < heldBounds.reset) return heldBounds;
   const d = new Date(ms);
   const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
   const reset = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
-  return { start, reset };
+  heldBounds = Object.freeze({ start, reset });
+  return heldBounds;
 }
 
 /** Whole seconds, rounded up, at least 1: the unit of Retry-After and the RateLimit `t` parameter. */
