@@ -1,5 +1,5 @@
 // The owners' statistics written from a thread of their own (src/metering/usage-stats-thread.ts), as `serve`
-// writes them into Redis or PostgreSQL: what is handed over is written by a flush and by close; a thread that
+// writes them into Redis or PostgreSQL (and into the database TEST_STORE picks, through the thread's own connection): what is handed over is written by a flush and by close; a thread that
 // dies is started again and what comes after is written; a flush asked of no thread fails rather than hangs.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,7 +9,8 @@ import { dayOf } from '../../src/metering/periods.js';
 import { RedisUsageStats } from '../../src/metering/redis-usage-stats.js';
 import { ThreadedUsageStats } from '../../src/metering/usage-stats-thread.js';
 import type { RequestRecord } from '../../src/metering/usage-stats.js';
-import { TEST_REDIS_URL, testRedisPrefix } from '../helpers/test-app.js';
+import { DatabaseUsageStats } from '../../src/metering/database-usage-stats.js';
+import { createTestContext, TEST_REDIS_URL, testRedisPrefix } from '../helpers/test-app.js';
 
 const opened: Array<{ close(): Promise<void> }> = [];
 after(async () => {
@@ -113,5 +114,28 @@ describe('statistics written from their own thread', () => {
     await stats.close();
     await exited;
     await stats.close();
+  });
+
+  it("into the database, over the thread's own connection: what a flush wrote, the server's connection reads", async () => {
+    const ctx = await createTestContext();
+    try {
+      const errors: Error[] = [];
+      // Its reads go through the server's own connection (ctx.store), its writes through the thread's.
+      const stats = await ThreadedUsageStats.start({ redis: null, redisKeyPrefix: '', database: ctx.config.database }, new DatabaseUsageStats(ctx.store), (error) =>
+        errors.push(error),
+      );
+      const key = await ctx.store.db.selectFrom('api_keys').select(['id', 'account_id']).orderBy('id').executeTakeFirstOrThrow();
+      const accountId = Number(key.account_id);
+      const keyId = Number(key.id);
+      for (const r of counted(keyId, 12)) stats.record({ ...r, accountId });
+      await stats.flush();
+      const [day] = await stats.keyOutcomes(accountId, keyId, today, today);
+      assert.equal(day?.counts.counted, 12);
+      assert.equal((await stats.requestLog(accountId, keyId, new Date(NOW - 60_000).toISOString())).length, 12);
+      await stats.close();
+      assert.deepEqual(errors, []);
+    } finally {
+      await ctx.close();
+    }
   });
 });
