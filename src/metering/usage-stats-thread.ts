@@ -105,7 +105,9 @@ export class ThreadedUsageStats implements UsageStats {
         if (started) this.onThreadError(error);
         else reject(error);
       });
-      worker.on('exit', () => {
+      worker.on('exit', (code) => {
+        // A thread that ends before it is ready (an exit without an error) must not leave start() waiting.
+        if (!started) reject(new Error(`the statistics thread ended before it was ready (exit code ${code})`));
         this.alive = false;
         // Whatever was asked of it will not be answered: a flush or close waiting on it fails.
         this.failWaiting();
