@@ -40,6 +40,8 @@ export interface Config {
   exportDir: string | null;
   /** Processes serving the port (WORKERS, or `serve --workers`): 1 is one process with no primary. */
   workers: number;
+  /** Whether `serve` writes the owners' statistics into Redis or PostgreSQL from a thread of their own (STATS_THREAD). */
+  statsThread: boolean;
   /**
    * After SIGTERM, how long the server goes on serving (each answer with `Connection: close`) while
    * `/readyz` answers 503, so that load balancers stop sending before it stops listening.
@@ -204,6 +206,18 @@ export function parseWorkers(source: string, raw: string | undefined, cores: num
   return Number(raw);
 }
 
+/**
+ * STATS_THREAD: `on`, `off`, or `auto` (the default): on when the machine has a core to spare for each
+ * server process's thread, at least 4 cores and 2 per process. On 2 cores the thread took the core wrk and
+ * Redis shared and gave no more requests a second, for 30-50 MB more RSS (docs/performance.md).
+ */
+export function parseStatsThread(raw: string | undefined, cores: number, workers: number): boolean {
+  if (raw === undefined || raw === '' || raw === 'auto') return cores >= Math.max(4, 2 * workers);
+  if (raw === 'on') return true;
+  if (raw === 'off') return false;
+  throw new ConfigError('STATS_THREAD', `expected "on", "off" or "auto", got ${JSON.stringify(raw)}`);
+}
+
 /** A comma-separated list of seed nodes (any few masters of the cluster; the client finds the rest). */
 function parseClusterUrls(raw: string | undefined): readonly string[] | null {
   if (raw === undefined || raw.trim() === '') return null;
@@ -245,6 +259,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     throw new ConfigError('REDIS_URL', 'expected redis://... or rediss://...');
   }
   const database = parseDatabase(env.DATABASE_URL);
+  const workers = parseWorkers('WORKERS', env.WORKERS, availableParallelism()) ?? 1;
   const redisClusterUrls = parseClusterUrls(env.REDIS_CLUSTER_URLS);
   if (redisUrl !== null && redisClusterUrls !== null) {
     throw new ConfigError('REDIS_CLUSTER_URLS', 'set either REDIS_URL (one Redis) or REDIS_CLUSTER_URLS (a Redis Cluster), not both');
@@ -274,7 +289,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     settingsHandoverSecret: parseHandoverSecret(env.SETTINGS_HANDOVER_SECRET),
     settingsReauthMinutes: parseWhole('SETTINGS_REAUTH_MINUTES', env.SETTINGS_REAUTH_MINUTES, 60, 1, 720),
     exportDir: parseExportDir(env.EXPORT_DIR, database),
-    workers: parseWorkers('WORKERS', env.WORKERS, availableParallelism()) ?? 1,
+    workers,
+    statsThread: parseStatsThread(env.STATS_THREAD, availableParallelism(), workers),
     drainDelayMs: parseWhole('DRAIN_DELAY_MS', env.DRAIN_DELAY_MS, 5_000, 0, 600_000),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
   });

@@ -68,10 +68,12 @@ export async function startServer(
   // readable lines instead of JSON when it is a terminal.
   const logStream = serverLogDestination({ onDrop: () => metrics.logLinesDropped.inc() });
   let app: App | null = null;
-  // The owners' statistics are written from a thread of their own (metering/usage-stats-thread.ts).
-  const stats = await createUsageStats(config, store, {
-    thread: { onError: (err) => app?.log.error({ err }, 'the statistics thread failed; it is started again') },
-  });
+  // The owners' statistics, with STATS_THREAD, are written from a thread of their own (metering/usage-stats-thread.ts).
+  const stats = await createUsageStats(
+    config,
+    store,
+    config.statsThread ? { thread: { onError: (err) => app?.log.error({ err }, 'the statistics thread failed; it is started again') } } : {},
+  );
   app = await buildApp({ config, store, meter, clock: systemClock, metrics, stats, logStream });
   let draining = false;
   // Before Fastify's own listener: the header is set before any answer is written.

@@ -72,6 +72,7 @@ describe('serve with a bad worker count', () => {
     { args: ['--workers', '2.5'], env: {}, message: /^shelfapi: --workers: expected a whole number/ },
     { args: [], env: { WORKERS: '-1' }, message: /^shelfapi: WORKERS: expected a whole number from 1 to \d+ or "auto", got "-1"$/ },
     { args: [], env: { WORKERS: 'many' }, message: /^shelfapi: WORKERS: expected a whole number/ },
+    { args: [], env: { STATS_THREAD: 'yes' }, message: /^shelfapi: STATS_THREAD: expected "on", "off" or "auto", got "yes"$/ },
   ];
   for (const { args, env, message } of cases) {
     it(`${[...args, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)].join(' ')}: refused, nothing opened or seeded`, async () => {

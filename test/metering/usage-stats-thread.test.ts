@@ -9,6 +9,7 @@ import { dayOf } from '../../src/metering/periods.js';
 import { RedisUsageStats } from '../../src/metering/redis-usage-stats.js';
 import { ThreadedUsageStats } from '../../src/metering/usage-stats-thread.js';
 import type { RequestRecord } from '../../src/metering/usage-stats.js';
+import { parseStatsThread } from '../../src/config.js';
 import { DatabaseUsageStats } from '../../src/metering/database-usage-stats.js';
 import { createTestContext, TEST_REDIS_URL, testRedisPrefix } from '../helpers/test-app.js';
 
@@ -137,5 +138,18 @@ describe('statistics written from their own thread', () => {
     } finally {
       await ctx.close();
     }
+  });
+});
+
+describe('STATS_THREAD', () => {
+  it('auto: on with at least 4 cores and 2 per server process; on and off as said; anything else refused', () => {
+    assert.equal(parseStatsThread(undefined, 2, 1), false, 'a 2-core machine: the thread would take the core others need');
+    assert.equal(parseStatsThread('auto', 4, 1), true);
+    assert.equal(parseStatsThread('', 4, 2), true);
+    assert.equal(parseStatsThread('auto', 4, 3), false, 'three processes on four cores');
+    assert.equal(parseStatsThread('auto', 16, 8), true);
+    assert.equal(parseStatsThread('on', 1, 1), true);
+    assert.equal(parseStatsThread('off', 64, 1), false);
+    assert.throws(() => parseStatsThread('yes', 8, 1), /^ConfigError: STATS_THREAD: expected "on", "off" or "auto", got "yes"$/);
   });
 });
