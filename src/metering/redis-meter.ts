@@ -61,8 +61,6 @@ export const QUOTA_KEPT_AFTER_RESET_S = 35 * 86_400;
  */
 const ADMISSIONS_KEPT_S = 300;
 const ADMISSIONS_BUCKET_MS = 60_000;
-/** Keys whose admission key names a meter holds (keysOf); past this many, it starts again. */
-const KEYS_HELD = 100_000;
 /** A give-back's token is kept this long: past its last retry (give-back.ts retries for 10 minutes). */
 const REFUND_TOKEN_KEPT_S = 15 * 60;
 /** The pause between attempts to take back an admission whose reply was lost, while Redis is away. */
@@ -212,9 +210,8 @@ export class RedisMeter implements Meter, AccessCheckedMeter, AccessFence {
   private sequence = 0;
   private closed = false;
   /** Admissions whose reply was lost, still to be taken back, and whether a loop is sending them. */
-  private readonly lost = new Map<string, { keys: readonly string[]; until: number }>();
+  private readonly lost = new Map<string, { keys: string[]; until: number }>();
   private sendingLost = false;
-  private readonly heldKeys = new Map<number, { minute: number; accountId: number; keys: readonly string[] }>();
 
   constructor(target: RedisTarget, options: { prefix?: string } = {}) {
     this.prefix = options.prefix ?? 'shelfapi:';
@@ -227,25 +224,11 @@ export class RedisMeter implements Meter, AccessCheckedMeter, AccessFence {
     return redisReady(this.redis, timeoutMs);
   }
 
-  /**
-   * admissionKeys, held per key for the minute they name (a minute lies within one day and one month): the
-   * seven names were built again for each request, ~2% of an item GET's CPU. Never changed once made.
-   */
-  private keysOf(r: AdmitRequest): readonly string[] {
-    const minute = Math.floor(r.now / ADMISSIONS_BUCKET_MS);
-    const held = this.heldKeys.get(r.keyId);
-    if (held !== undefined && held.minute === minute && held.accountId === r.accountId) return held.keys;
-    const keys = Object.freeze(admissionKeys(this.prefix, r));
-    if (this.heldKeys.size >= KEYS_HELD) this.heldKeys.clear();
-    this.heldKeys.set(r.keyId, { minute, accountId: r.accountId, keys });
-    return keys;
-  }
-
   private key(accountId: number, ...parts: Array<string | number>): string {
     return accountKey(this.prefix, accountId, ...parts);
   }
 
-  private async script(name: keyof typeof SCRIPTS, keys: readonly string[], args: Array<string | number>): Promise<unknown> {
+  private async script(name: keyof typeof SCRIPTS, keys: string[], args: Array<string | number>): Promise<unknown> {
     try {
       return await this.redis[name](...keys, ...args);
     } catch (error) {
@@ -262,7 +245,7 @@ export class RedisMeter implements Meter, AccessCheckedMeter, AccessFence {
   async admitChecked(r: AdmitRequest, access: AccessCheck): Promise<Admission | typeof STALE> {
     const period = periodOf(r.now);
     const { reset } = monthBounds(r.now);
-    const keys = this.keysOf(r);
+    const keys = admissionKeys(this.prefix, r);
     const member = `${r.now}-${this.server}-${this.sequence++}`;
     const giveUpAt = r.deadline ?? Date.now() + COMMAND_TIMEOUT_MS;
     const reply = this.script('meterAdmit', keys, [
@@ -306,7 +289,7 @@ export class RedisMeter implements Meter, AccessCheckedMeter, AccessFence {
    * Redis ran it; once, however often it is sent. A failure leaves it counted (over-counted at worst, as
    * for a refund that fails) unless the caller tries again.
    */
-  private async undo(keys: readonly string[], member: string): Promise<void> {
+  private async undo(keys: string[], member: string): Promise<void> {
     const [burst = '', quota = '', keyday = '', , admitted = ''] = keys;
     await this.script('meterUndo', [burst, quota, keyday, admitted], [member]);
   }
@@ -315,7 +298,7 @@ export class RedisMeter implements Meter, AccessCheckedMeter, AccessFence {
    * An admission whose reply was lost: tried until Redis answers again (it restarts from its append-only
    * file, or the network comes back), as long as Redis keeps the admission's record.
    */
-  private undoOnceBack(keys: readonly string[], member: string): void {
+  private undoOnceBack(keys: string[], member: string): void {
     this.lost.set(member, { keys, until: Date.now() + ADMISSIONS_KEPT_S * 1000 });
     if (!this.sendingLost) void this.sendLost();
   }
