@@ -8,7 +8,7 @@ import type { UsageStats } from './usage-stats.js';
 import { ThreadedUsageStats } from './usage-stats-thread.js';
 
 /**
- * With `thread` (`serve`), records are written from a thread of their own (usage-stats-thread.ts) and the
+ * With `thread` (`serve` with STATS_THREAD on), records are written from a thread of their own (usage-stats-thread.ts) and the
  * object returned reads; except into SQLite, where the thread's connection and the server's would take the
  * file's one write lock in turns, and the meter's commits waited for the statistics' (item GET p99 69-72 ms
  * with the statistics in the request thread, 92-106 ms with a thread of their own; docs/performance.md).

@@ -1,5 +1,5 @@
 /**
- * The owners' statistics written from a thread of their own (`serve`): the request path only hands each
+ * The owners' statistics written from a thread of their own (`serve` with STATS_THREAD on, config.ts): the request path only hands each
  * request's record over, and the summing, the request log's redaction and the writes to the database or Redis
  * run beside it. In the request's thread they cost about a third of an item GET's CPU at 1,001 keys
  * (docs/performance.md); handed over, about 2 µs a record (a structured clone of the turn's records).
