@@ -8,7 +8,9 @@
  * A script rather than a pipeline of those commands: a busy server's flush touches ~8 hashes and lists per
  * request at a thousand keys, and each command sent through ioredis cost the server's process ~4 µs (its
  * command object, its arguments written, its reply parsed and settled): a third of the client's share of a
- * PostgreSQL + Redis item GET (docs/performance.md).
+ * PostgreSQL + Redis item GET (docs/performance.md). The operations go as one JSON argument, which the
+ * script decodes with Redis's own cjson: as separate arguments (~15 a request) ioredis wrote each into a
+ * string of its own, and the flush cost a request as much CPU again as the rest of its statistics.
  * Reads of many days or keys (the day outcomes, usage in depth) sum their hashes in a script, 100 hashes a call.
  *
  * The account's day totals (`acct:<day>`: the day buckets' fields and the outcomes as `o:<outcome>`, summed
@@ -26,7 +28,7 @@
  */
 import { Cluster } from 'ioredis';
 import { connectRedis, redisReady, type RedisTarget, type ScriptedRedis } from './redis-client.js';
-import { HOURS_KEPT_MS } from './usage-buckets.js';
+import { HOURS_KEPT_MS, outcomeField } from './usage-buckets.js';
 import {
   addField,
   BufferedUsageStats,
@@ -55,39 +57,40 @@ const isHour = (period: string) => period.length === 13;
 const dayAfter = (day: string) => new Date(Date.parse(`${day}T00:00:00.000Z`) + 86_400_000).toISOString().slice(0, 10);
 const dayBefore = (day: string) => new Date(Date.parse(`${day}T00:00:00.000Z`) - 86_400_000).toISOString().slice(0, 10);
 
-// KEYS: the hashes and lists written (one hash slot on a cluster). ARGV: operations, one after another,
-// each naming its key by index into KEYS:
+// KEYS: the hashes and lists written (one hash slot on a cluster). ARGV[1]: a JSON array of strings, the
+// operations one after another, each naming its key by index into KEYS:
 //   h <key> <ttl> <n> <field> <by> ...   HINCRBY each field, then EXPIRE
 //   l <key> <keep> <ttl> <n> <item> ...  LPUSH the items (oldest first: the newest ends at the head), LTRIM, EXPIRE
 //   u <key> <key id> <at ms> <address> <ttl>  the last use "<at ms> <address>", replaced only by one at least
 //                                            as recent, then EXPIRE
 //   s <key> <value> <ttl>                SET the key to the value unless it is set (an account's totals-since)
 const STATS_WRITE = `
+local OPS = cjson.decode(ARGV[1])
 local i = 1
-local n = #ARGV
+local n = #OPS
 while i <= n do
-  local op = ARGV[i]
-  local key = KEYS[tonumber(ARGV[i + 1])]
+  local op = OPS[i]
+  local key = KEYS[tonumber(OPS[i + 1])]
   if op == 'h' then
-    local ttl = ARGV[i + 2]
-    local count = tonumber(ARGV[i + 3])
+    local ttl = OPS[i + 2]
+    local count = tonumber(OPS[i + 3])
     i = i + 4
     for _ = 1, count do
-      redis.call('HINCRBY', key, ARGV[i], ARGV[i + 1])
+      redis.call('HINCRBY', key, OPS[i], OPS[i + 1])
       i = i + 2
     end
     redis.call('EXPIRE', key, ttl)
   elseif op == 'l' then
-    local keep = tonumber(ARGV[i + 2])
-    local ttl = ARGV[i + 3]
-    local count = tonumber(ARGV[i + 4])
+    local keep = tonumber(OPS[i + 2])
+    local ttl = OPS[i + 3]
+    local count = tonumber(OPS[i + 4])
     i = i + 5
-    redis.call('LPUSH', key, unpack(ARGV, i, i + count - 1))
+    redis.call('LPUSH', key, unpack(OPS, i, i + count - 1))
     i = i + count
     redis.call('LTRIM', key, 0, keep - 1)
     redis.call('EXPIRE', key, ttl)
   elseif op == 'u' then
-    local keyId, at, address, ttl = ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
+    local keyId, at, address, ttl = OPS[i + 2], OPS[i + 3], OPS[i + 4], OPS[i + 5]
     i = i + 6
     local current = redis.call('HGET', key, keyId)
     if (not current) or tonumber(string.match(current, '^(%d+)')) <= tonumber(at) then
@@ -95,7 +98,7 @@ while i <= n do
     end
     redis.call('EXPIRE', key, ttl)
   elseif op == 's' then
-    redis.call('SET', key, ARGV[i + 2], 'EX', ARGV[i + 3], 'NX')
+    redis.call('SET', key, OPS[i + 2], 'EX', OPS[i + 3], 'NX')
     i = i + 4
   else
     return redis.error_reply('STATS_WRITE: unknown operation ' .. tostring(op))
@@ -113,41 +116,47 @@ const COMMANDS_PER_CALL = 1000;
 /** One call of STATS_WRITE being built: its keys (each once) and its operations. */
 class StatsCall {
   readonly keys: string[] = [];
-  readonly args: Array<string | number> = [];
+  /** Strings only: the script reads them as it would ARGV. */
+  readonly args: string[] = [];
   /** Redis commands the call will run: what COMMANDS_PER_CALL bounds. */
   commands = 0;
   private readonly index = new Map<string, number>();
 
-  private keyOf(key: string): number {
+  private keyOf(key: string): string {
     let i = this.index.get(key);
     if (i === undefined) {
       this.keys.push(key);
       i = this.keys.length;
       this.index.set(key, i);
     }
-    return i;
+    return String(i);
   }
 
   hincr(key: string, ttl: number, fields: ReadonlyMap<string, number>): void {
-    this.args.push('h', this.keyOf(key), ttl, fields.size);
-    for (const [field, by] of fields) this.args.push(field, by);
+    this.args.push('h', this.keyOf(key), String(ttl), String(fields.size));
+    for (const [field, by] of fields) this.args.push(field, String(by));
     this.commands += fields.size + 1;
   }
 
   push(key: string, keep: number, ttl: number, items: readonly string[]): void {
-    this.args.push('l', this.keyOf(key), keep, ttl, items.length);
+    this.args.push('l', this.keyOf(key), String(keep), String(ttl), String(items.length));
     for (const item of items) this.args.push(item);
     this.commands += 3;
   }
 
   setIfUnset(key: string, value: string, ttl: number): void {
-    this.args.push('s', this.keyOf(key), value, ttl);
+    this.args.push('s', this.keyOf(key), value, String(ttl));
     this.commands += 1;
   }
 
   lastUse(key: string, keyId: number, at: number, address: string, ttl: number): void {
-    this.args.push('u', this.keyOf(key), keyId, at, address, ttl);
+    this.args.push('u', this.keyOf(key), String(keyId), String(at), address, String(ttl));
     this.commands += 3;
+  }
+
+  /** The script's arguments: the number of keys, the keys, the operations as one JSON string. */
+  arguments(): string[] {
+    return [String(this.keys.length), ...this.keys, JSON.stringify(this.args)];
   }
 }
 
@@ -277,28 +286,40 @@ export class RedisUsageStats extends BufferedUsageStats {
       }
       return writes;
     };
-    const hincr = (accountId: number, key: string, ttl: number, field: string, by: number) => {
+    const hashOf = (accountId: number, key: string, ttl: number): Map<string, number> => {
       const hashes = of(accountId).hashes;
       let hash = hashes.get(key);
       if (hash === undefined) {
         hash = { ttl, fields: new Map() };
         hashes.set(key, hash);
       }
-      hash.fields.set(field, (hash.fields.get(field) ?? 0) + by);
+      return hash.fields;
     };
+    const add = (fields: Map<string, number>, field: string, by: number) => fields.set(field, (fields.get(field) ?? 0) + by);
     // Each account's newest day with totals written here (for its totals-since, below).
     const newest = new Map<number, string>();
-    const total = (accountId: number, day: string, field: string, by: number) => {
-      hincr(accountId, this.key(accountId, 'acct', day), DAYS_KEPT_S, field, by);
-      if (day > (newest.get(accountId) ?? '')) newest.set(accountId, day);
+    // The rows of one key and period come together (BucketCounts), and a day's total serves all of an
+    // account's rows of that day: each hash's key is made and looked up once for them, not once a row.
+    let total = { accountId: -1, day: '', fields: new Map<string, number>() };
+    const totalOf = (accountId: number, day: string): Map<string, number> => {
+      if (total.accountId !== accountId || total.day !== day) {
+        total = { accountId, day, fields: hashOf(accountId, this.key(accountId, 'acct', day), DAYS_KEPT_S) };
+        if (day > (newest.get(accountId) ?? '')) newest.set(accountId, day);
+      }
+      return total.fields;
     };
     for (const o of batch.outcomes) {
-      hincr(o.accountId, this.key(o.accountId, 'out', o.keyId, o.day), DAYS_KEPT_S, o.outcome, o.requests);
-      total(o.accountId, o.day, `o:${o.outcome}`, o.requests);
+      add(hashOf(o.accountId, this.key(o.accountId, 'out', o.keyId, o.day), DAYS_KEPT_S), o.outcome, o.requests);
+      add(totalOf(o.accountId, o.day), outcomeField(o.outcome), o.requests);
     }
+    let use = { keyId: -1, period: '', fields: new Map<string, number>() };
     for (const b of batch.buckets) {
-      hincr(b.accountId, this.key(b.accountId, 'use', b.keyId, b.period), isHour(b.period) ? HOURS_KEPT_S : DAYS_KEPT_S, b.field, b.requests);
-      if (!isHour(b.period)) total(b.accountId, b.period, b.field, b.requests);
+      if (use.keyId !== b.keyId || use.period !== b.period) {
+        const key = this.key(b.accountId, 'use', b.keyId, b.period);
+        use = { keyId: b.keyId, period: b.period, fields: hashOf(b.accountId, key, isHour(b.period) ? HOURS_KEPT_S : DAYS_KEPT_S) };
+      }
+      add(use.fields, b.field, b.requests);
+      if (!isHour(b.period)) add(totalOf(b.accountId, b.period), b.field, b.requests);
     }
     // An account's first totals name the first day they are complete for (set only if unset: the first
     // writer's stays): the day after its newest day here, so that servers of a release before, which write
@@ -341,8 +362,8 @@ export class RedisUsageStats extends BufferedUsageStats {
       for (const emit of writes.emit) emit(last.call);
     }
     // One array argument (ioredis flattens it): an account's flush after an outage can hold 100,000 records,
-    // too many arguments to spread into a call ("Maximum call stack size exceeded").
-    const settled = await Promise.allSettled(calls.map(({ call }) => this.redis.statsWrite([call.keys.length, ...call.keys, ...call.args])));
+    // too many keys to spread into a call ("Maximum call stack size exceeded").
+    const settled = await Promise.allSettled(calls.map(({ call }) => this.redis.statsWrite(call.arguments())));
     const failed = new Set<number>();
     let first: unknown;
     settled.forEach((outcome, i) => {

@@ -15,7 +15,7 @@ import type { Selectable } from 'kysely';
 import type { KeyRejectionsTable } from '../store/schema.js';
 import { redactSecrets } from '../keys/api-key.js';
 import { dayOf } from './periods.js';
-import { UsageBucketCounter } from './usage-buckets.js';
+import { BucketCounts, UsageBucketCounter } from './usage-buckets.js';
 
 export const OUTCOMES = [
   'counted',
@@ -341,15 +341,8 @@ type BucketRow = StatsBatch['buckets'][number];
 type LastUseRow = StatsBatch['lastUse'][number];
 
 /** Adds rows (times `sign`) to bucket counts held; a count that comes to 0 is let go. */
-function mergeBuckets(held: Map<string, BucketRow>, rows: readonly BucketRow[], sign: 1 | -1 = 1): void {
-  for (const r of rows) {
-    const id = `${r.keyId}|${r.period}|${r.field}`;
-    const before = held.get(id);
-    const n = (before?.requests ?? 0) + sign * r.requests;
-    if (n === 0) held.delete(id);
-    else if (before !== undefined) before.requests = n;
-    else held.set(id, { ...r, requests: n });
-  }
+function mergeBuckets(held: BucketCounts, rows: readonly BucketRow[], sign: 1 | -1 = 1): void {
+  for (const r of rows) held.add(r.accountId, r.keyId, r.period, r.field, sign * r.requests);
 }
 
 /** Keeps each key's latest use. */
@@ -451,7 +444,7 @@ export abstract class BufferedUsageStats implements UsageStats {
   /** A due log was written in part: the rest goes at the next turn, whatever the time. */
   private logBacklog = false;
   /** Bucket counts and last uses summed from flushed records, not written yet (COUNTS_WRITE_MS). */
-  private pendingBuckets = new Map<string, BucketRow>();
+  private pendingBuckets = new BucketCounts();
   private pendingLastUse = new Map<number, LastUseRow>();
   private countsWrittenAt = 0;
 
@@ -500,10 +493,10 @@ export abstract class BufferedUsageStats implements UsageStats {
       mergeBuckets(this.pendingBuckets, own.buckets);
       mergeLastUse(this.pendingLastUse, own.lastUse);
       const countsDue = mode !== 'busy' || Date.now() - this.countsWrittenAt >= COUNTS_WRITE_MS;
-      batch.buckets = countsDue ? [...this.pendingBuckets.values()] : [];
+      batch.buckets = countsDue ? this.pendingBuckets.rows() : [];
       batch.lastUse = countsDue ? [...this.pendingLastUse.values()] : [];
       if (countsDue) {
-        this.pendingBuckets = new Map();
+        this.pendingBuckets = new BucketCounts();
         this.pendingLastUse = new Map();
       }
       try {

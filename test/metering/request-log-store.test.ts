@@ -91,6 +91,18 @@ for (const kind of kinds) {
       assert.equal((await s.requestLog(7, 2, new Date(T0 + 1).toISOString())).length, 0, 'lines before `since` are left out');
     });
 
+    test('a line with what JSON escapes comes back as it was: quotes, backslashes, accents, an emoji, control characters', async () => {
+      const s = await stats();
+      // Redis gets a flush's operations as one JSON string (redis-usage-stats.ts): the lines inside it are
+      // JSON themselves, escaped twice over.
+      const url = `/developer/v1/catalogue?q=${'"a" \\b\\\\ é 🎮 \u0007\t\n \\ud800'}`;
+      s.record(record(99, T0, 1, { url, status: 400, error: 'bad_request', outcome: 'bad_request', address: '2001:db8::1' }));
+      await s.flush();
+      const [line] = await s.requestLog(7, 99, new Date(T0 - 1).toISOString());
+      assert.equal(line?.path, url);
+      assert.equal(line?.address, '2001:db8::1');
+    });
+
     test('buckets per hour and day, summed over the keys asked for; the hour buckets by outcome', async () => {
       const s = await stats();
       const at = Date.parse('2026-11-22T08:15:00.000Z');
