@@ -142,8 +142,10 @@ describe('statistics written from their own thread', () => {
 });
 
 describe('STATS_THREAD', () => {
-  it('auto: on with at least 4 cores and 2 per server process; on and off as said; anything else refused', () => {
-    assert.equal(parseStatsThread(undefined, 2, 1), false, 'a 2-core machine: the thread would take the core others need');
+  it('auto: on with 2 cores per server process; on and off as said; anything else refused', () => {
+    assert.equal(parseStatsThread(undefined, 2, 1), true, 'one server on 2 cores');
+    assert.equal(parseStatsThread('auto', 1, 1), false, 'one core: the thread would take the requests\' core');
+    assert.equal(parseStatsThread('auto', 2, 2), false, 'two workers on two cores');
     assert.equal(parseStatsThread('auto', 4, 1), true);
     assert.equal(parseStatsThread('', 4, 2), true);
     assert.equal(parseStatsThread('auto', 4, 3), false, 'three processes on four cores');
