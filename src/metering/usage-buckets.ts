@@ -35,7 +35,10 @@ export function serverTimeBucket(ms: number): number {
   return i;
 }
 
-/** A field's name, made once per name: a busy flush names ~7 fields a request, and each was a new string. */
+/**
+ * A field's name, made once per name: a busy flush names ~7 fields a request, and each was a new string.
+ * The names held are few and fixed: the API's routes and the outcomes, never what a client sent.
+ */
 function interned(make: (name: string) => string): (name: string) => string {
   const made = new Map<string, string>();
   return (name) => {
