@@ -207,15 +207,12 @@ export function parseWorkers(source: string, raw: string | undefined, cores: num
 }
 
 /**
- * STATS_THREAD: `on`, `off`, or `auto` (the default). `auto` with statistics in Redis: on when the machine
- * has 2 cores for each server process, one for its requests and one its thread can share (on 2 cores, once
- * the flush had been made cheaper, PostgreSQL + Redis item GETs went from 0.16 to 0.20-0.21 of raw node:http
- * with it and p99 from 94 to 55-58 ms, for 30-50 MB more RSS; docs/performance.md). Into PostgreSQL, where
- * the thread's connection is one more beside the meter's and its gain was never measured on 2 cores: with
- * at least 4 cores and 2 per process.
+ * STATS_THREAD: `on`, `off`, or `auto` (the default): on when the machine has a core to spare for each
+ * server process's thread, at least 4 cores and 2 per process. On 2 cores the thread took the core wrk and
+ * Redis shared and gave no more requests a second, for 30-50 MB more RSS (docs/performance.md).
  */
-export function parseStatsThread(raw: string | undefined, cores: number, workers: number, intoRedis: boolean): boolean {
-  if (raw === undefined || raw === '' || raw === 'auto') return cores >= (intoRedis ? 2 * workers : Math.max(4, 2 * workers));
+export function parseStatsThread(raw: string | undefined, cores: number, workers: number): boolean {
+  if (raw === undefined || raw === '' || raw === 'auto') return cores >= Math.max(4, 2 * workers);
   if (raw === 'on') return true;
   if (raw === 'off') return false;
   throw new ConfigError('STATS_THREAD', `expected "on", "off" or "auto", got ${JSON.stringify(raw)}`);
@@ -293,7 +290,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     settingsReauthMinutes: parseWhole('SETTINGS_REAUTH_MINUTES', env.SETTINGS_REAUTH_MINUTES, 60, 1, 720),
     exportDir: parseExportDir(env.EXPORT_DIR, database),
     workers,
-    statsThread: parseStatsThread(env.STATS_THREAD, availableParallelism(), workers, redisUrl !== null || redisClusterUrls !== null),
+    statsThread: parseStatsThread(env.STATS_THREAD, availableParallelism(), workers),
     drainDelayMs: parseWhole('DRAIN_DELAY_MS', env.DRAIN_DELAY_MS, 5_000, 0, 600_000),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
   });
