@@ -57,17 +57,17 @@ export const ACCESS_SCRIPTS = {
 
 /**
  * The part of the admission script that checks and raises the access version, run before anything is
- * counted. KEYS[6] and KEYS[7] are accessKeys; ARGV[12] the held version ('' for no check), ARGV[13] a
- * version just read from PostgreSQL to raise it to ('' for none), ARGV[14] ACCESS_VERSION_KEPT_S.
+ * counted. KEYS[6] and KEYS[7] are accessKeys; ARGV[9] the held version ('' for no check), ARGV[10] a
+ * version just read from PostgreSQL to raise it to ('' for none).
  */
 export const ADMIT_ACCESS_CHECK = `
-if ARGV[12] ~= '' then
-  if redis.call('EXISTS', KEYS[7]) == 1 or redis.call('GET', KEYS[6]) ~= ARGV[12] then
+if ARGV[9] ~= '' then
+  if redis.call('EXISTS', KEYS[7]) == 1 or redis.call('GET', KEYS[6]) ~= ARGV[9] then
     return {-2}
   end
 end
-if ARGV[13] ~= '' then
+if ARGV[10] ~= '' then
   local known = tonumber(redis.call('GET', KEYS[6]) or '-1')
-  if tonumber(ARGV[13]) > known then redis.call('SET', KEYS[6], ARGV[13], 'EX', ARGV[14]) end
+  if tonumber(ARGV[10]) > known then redis.call('SET', KEYS[6], ARGV[10], 'EX', ${ACCESS_VERSION_KEPT_S}) end
 end
 `;

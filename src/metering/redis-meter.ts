@@ -69,46 +69,50 @@ const UNDO_RETRY_MS = 500;
 // KEYS (one hash slot): 1 burst zset, 2 quota counter, 3 key day counter, 4 the account's last-used hash,
 //       5 the account's admissions of this minute (member -> what was charged), 6 and 7 the account's
 //       access version and its changes' marks (redis-access-versions.ts)
-// ARGV: 1 now ms, 2 window ms, 3 perMinute, 4 monthly, 5 quota (0/1), 6 member, 7 quota expire-at (s),
-//       8 day ttl (s), 9 key id, 10 deadline (epoch ms by Redis's clock), 11 admissions kept (s),
-//       12 the access version the server holds ('' for no check), 13 a version to raise it to ('' for none),
-//       14 how long the access version is kept (s)
+// ARGV: 1 now ms, 2 perMinute, 3 monthly, 4 quota (0/1), 5 member, 6 quota expire-at (s), 7 key id,
+//       8 deadline (epoch ms by Redis's clock), 9 the access version the server holds ('' for no check),
+//       10 a version to raise it to ('' for none)
+// The constants (the window, how long days and admissions are kept) are written into the script's text:
+// every argument costs the server's client a conversion and Redis a string, on every request.
 // Returns {allowed, remaining, oldest ms or -1, used, quotaAllowed}, {-1} past the deadline, or {-2} when
 // the held access version is not the account's (nothing written).
+// A month's and a day's count get their expiry when they are created (INCR answers 1): a count that exists
+// already has one (the upgrade and copy-store give every count they write one), so setting it again on every
+// request would cost two calls for nothing.
 // TIME before writes needs effects replication: always on since Redis 7, the default since 5.
 const ADMIT = `
 local time = redis.call('TIME')
-if tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) > tonumber(ARGV[10]) then
+if tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) > tonumber(ARGV[8]) then
   return {-1}
 end
 ${ADMIT_ACCESS_CHECK}
 local now = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-local perMinute = tonumber(ARGV[3])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+local perMinute = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - ${WINDOW_MS})
 local n = redis.call('ZCARD', KEYS[1])
-local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 local oldest = -1
-if first[2] then oldest = tonumber(first[2]) end
+if n > 0 then
+  local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  oldest = tonumber(first[2])
+end
 if n >= perMinute then
   return {0, 0, oldest, -1, 0}
 end
-redis.call('ZADD', KEYS[1], now, ARGV[6])
-redis.call('PEXPIRE', KEYS[1], window)
-redis.call('HSET', KEYS[4], ARGV[9], ARGV[1])
+redis.call('ZADD', KEYS[1], now, ARGV[5])
+redis.call('PEXPIRE', KEYS[1], ${WINDOW_MS})
+redis.call('HSET', KEYS[4], ARGV[7], ARGV[1])
 if oldest == -1 then oldest = now end
 local used = tonumber(redis.call('GET', KEYS[2]) or '0')
 local counted = 0
-if ARGV[5] == '1' and used < tonumber(ARGV[4]) then
+if ARGV[4] == '1' and used < tonumber(ARGV[3]) then
   used = redis.call('INCR', KEYS[2])
-  redis.call('EXPIREAT', KEYS[2], ARGV[7])
-  redis.call('INCR', KEYS[3])
-  redis.call('EXPIRE', KEYS[3], ARGV[8])
+  if used == 1 then redis.call('EXPIREAT', KEYS[2], ARGV[6]) end
+  if redis.call('INCR', KEYS[3]) == 1 then redis.call('EXPIRE', KEYS[3], ${DAY_KEPT_S}) end
   counted = 1
 end
-redis.call('HSET', KEYS[5], ARGV[6], counted)
-redis.call('EXPIRE', KEYS[5], ARGV[11])
-if ARGV[5] == '1' and counted == 0 then
+redis.call('HSET', KEYS[5], ARGV[5], counted)
+redis.call('EXPIRE', KEYS[5], ${ADMISSIONS_KEPT_S})
+if ARGV[4] == '1' and counted == 0 then
   return {1, perMinute - n - 1, oldest, used, 0}
 end
 return {1, perMinute - n - 1, oldest, used, 1}
@@ -250,19 +254,15 @@ export class RedisMeter implements Meter, AccessCheckedMeter, AccessFence {
     const giveUpAt = r.deadline ?? Date.now() + COMMAND_TIMEOUT_MS;
     const reply = this.script('meterAdmit', keys, [
       r.now,
-      WINDOW_MS,
       r.limits.perMinute,
       r.limits.monthly,
       r.quota ? 1 : 0,
       member,
       Math.floor(reset / 1000) + QUOTA_KEPT_AFTER_RESET_S,
-      DAY_KEPT_S,
       r.keyId,
       giveUpAt - REPLY_MARGIN_MS,
-      ADMISSIONS_KEPT_S,
       access.held === null ? '' : access.held,
       access.known === null ? '' : access.known,
-      ACCESS_VERSION_KEPT_S,
     ]) as Promise<number[]>;
     // A reply lost with the connection, before or after the deadline: Redis may have counted the request.
     reply.catch((error: unknown) => {

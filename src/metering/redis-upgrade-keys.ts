@@ -9,15 +9,19 @@
  * nothing twice. Only for one Redis: the old names never existed on a cluster.
  */
 import { Redis } from 'ioredis';
-import { accountKey } from './redis-meter.js';
+import { accountKey, DAY_KEPT_S, QUOTA_KEPT_AFTER_RESET_S } from './redis-meter.js';
+import { monthBounds } from './periods.js';
 
-// KEYS: 1 old counter, 2 new counter. Adds the old count to the new one, keeps the later expiry, deletes the old.
+// KEYS: 1 old counter, 2 new counter; ARGV: 1 the expiry (epoch s) the meter gives such a count. Adds the old
+// count to the new one, keeps the later expiry, deletes the old. A count left without an expiry gets the
+// meter's: the meter sets one only when it creates a count (redis-meter.ts), so it would never expire.
 const MOVE_COUNT = `
 local v = redis.call('GET', KEYS[1])
 if not v then return 0 end
 redis.call('INCRBY', KEYS[2], v)
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl > 0 and redis.call('PTTL', KEYS[2]) < ttl then redis.call('PEXPIRE', KEYS[2], ttl) end
+if redis.call('PTTL', KEYS[2]) < 0 then redis.call('EXPIREAT', KEYS[2], ARGV[1]) end
 redis.call('DEL', KEYS[1])
 return 1
 `;
@@ -76,7 +80,9 @@ export async function upgradeRedisKeys(url: string, prefix: string, accountOfKey
     for await (const key of scan(redis, `${base}quota:*`)) {
       const m = /^quota:(\d+):(\d{4}-\d{2})$/.exec(key.slice(prefix.length));
       if (m === null) continue;
-      report.quotas += Number(await redis.moveCount(key, tagged(Number(m[1]), 'quota', m[2] ?? '')));
+      const period = m[2] ?? '';
+      const expireAt = Math.floor(monthBounds(Date.parse(`${period}-01T00:00:00Z`)).reset / 1000) + QUOTA_KEPT_AFTER_RESET_S;
+      report.quotas += Number(await redis.moveCount(key, tagged(Number(m[1]), 'quota', period), String(expireAt)));
     }
     for await (const key of scan(redis, `${base}keyday:*`)) {
       const m = /^keyday:(\d+):(\d{4}-\d{2}-\d{2})$/.exec(key.slice(prefix.length));
@@ -86,7 +92,9 @@ export async function upgradeRedisKeys(url: string, prefix: string, accountOfKey
         report.unknownKeys++;
         continue;
       }
-      report.keyDays += Number(await redis.moveCount(key, tagged(account, 'keyday', m[1] ?? '', m[2] ?? '')));
+      const day = m[2] ?? '';
+      const expireAt = Math.floor(Date.parse(`${day}T00:00:00Z`) / 1000) + DAY_KEPT_S;
+      report.keyDays += Number(await redis.moveCount(key, tagged(account, 'keyday', m[1] ?? '', day), String(expireAt)));
     }
     const lastUsed = `${prefix}lastused`;
     for (const field of Object.keys(await redis.hgetall(lastUsed))) {

@@ -59,6 +59,10 @@ test("the old release's counts move under the account's tag, once, added to the 
   // The month's count keeps its expiry (35 days after the month), the day's its own.
   assert.equal(await redis.call('expiretime', `${prefix}{a:7}:quota:2026-11`), Date.parse('2027-01-05T00:00:00Z') / 1000);
   assert.ok((await redis.ttl(`${prefix}{a:7}:keyday:70:2026-11-20`)) > 300 * 86_400, 'the new release set a year and a bit');
+  // Counts the old release kept without an expiry get the meter's when they move (the meter sets one only
+  // when it creates a count): the month's 35 days after it, the day's 400 days after it.
+  assert.equal(await redis.call('expiretime', `${prefix}{a:8}:quota:2026-11`), Date.parse('2027-01-05T00:00:00Z') / 1000);
+  assert.equal(await redis.call('expiretime', `${prefix}{a:7}:keyday:71:2026-11-19`), Date.parse('2026-11-19T00:00:00Z') / 1000 + 400 * 86_400);
   // Keys of API keys no longer in the store are left where they were.
   assert.equal(await redis.get(`${prefix}keyday:99:2026-11-20`), '9');
 });

@@ -1,0 +1,58 @@
+// Every key the Redis meter writes expires, so nothing grows without bound: the month's count 35 days after
+// the month, a key's day 400 days after the request that created it, the burst window a minute after the
+// last request, the record of the minute's admissions five minutes after the last. The counts get their
+// expiry when an admission creates them; later admissions leave it as it is.
+// Runs on the machine's Redis under a prefix of its own, whatever TEST_STORE says.
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import { Redis } from 'ioredis';
+import { RedisMeter } from '../../src/metering/redis-meter.js';
+import { FIXTURE_NOW } from '../helpers/fixture.js';
+import { TEST_REDIS_URL, testRedisPrefix } from '../helpers/test-app.js';
+
+const T0 = Date.parse(FIXTURE_NOW); // 2026-11-20T12:00:00.000Z
+const prefix = testRedisPrefix('expiry');
+const redis = new Redis(TEST_REDIS_URL);
+
+after(async () => {
+  const keys = await redis.keys(`${prefix}*`);
+  if (keys.length > 0) await redis.del(...keys);
+  redis.disconnect();
+});
+
+test('an admission leaves every key it wrote with an expiry, set once when the count is created', async (t) => {
+  const meter = new RedisMeter(TEST_REDIS_URL, { prefix });
+  t.after(() => meter.close());
+  await meter.ready();
+  const limits = { monthly: 100, perMinute: 100 };
+  const admit = (now: number) => meter.admit({ accountId: 3, keyId: 30, limits, quota: true, now });
+
+  assert.equal((await admit(T0)).quota?.used, 1);
+  const month = `${prefix}{a:3}:quota:2026-11`;
+  const day = `${prefix}{a:3}:keyday:30:2026-11-20`;
+  const monthExpiry = Date.parse('2027-01-05T00:00:00Z') / 1000;
+  assert.equal(await redis.call('expiretime', month), monthExpiry);
+  const dayTtl = await redis.ttl(day);
+  assert.ok(dayTtl > 399 * 86_400 && dayTtl <= 400 * 86_400, `the day's count is kept 400 days (ttl ${dayTtl} s)`);
+  const burstTtl = await redis.pttl(`${prefix}{a:3}:burst`);
+  assert.ok(burstTtl > 0 && burstTtl <= 60_000, `the burst window a minute (pttl ${burstTtl} ms)`);
+  for (const key of await redis.keys(`${prefix}{a:3}:admitted:*`)) {
+    const ttl = await redis.ttl(key);
+    assert.ok(ttl > 0 && ttl <= 300, `${key} is kept five minutes (ttl ${ttl} s)`);
+  }
+
+  // A second admission counts on and leaves the month's expiry as it was; the day's is not reset either.
+  await redis.expire(day, 1000);
+  assert.equal((await admit(T0 + 1)).quota?.used, 2);
+  assert.equal(await redis.call('expiretime', month), monthExpiry);
+  const dayAfter = await redis.ttl(day);
+  assert.ok(dayAfter > 0 && dayAfter <= 1000, `the day's expiry is set when it is created, not at every request (ttl ${dayAfter} s)`);
+
+  // A count given back to zero and counted again is created again: it gets its expiry again.
+  await redis.persist(month);
+  await meter.refund(3, 30, '2026-11', '2026-11-20');
+  await meter.refund(3, 30, '2026-11', '2026-11-20');
+  assert.equal(await redis.get(month), '0');
+  assert.equal((await admit(T0 + 2)).quota?.used, 1);
+  assert.equal(await redis.call('expiretime', month), monthExpiry);
+});
