@@ -102,10 +102,13 @@ async function inChunks<T>(items: readonly T[], send: (item: T) => Promise<unkno
   for (let i = 0; i < items.length; i += CHUNK) await Promise.all(items.slice(i, i + CHUNK).map(send));
 }
 
-/** SET and EXPIREAT apart: SET's EXAT needs Redis 6.2, and the meter runs on Redis 5. */
-async function setUntil(client: Client, key: string, value: number, expireAtS: number): Promise<void> {
-  await client.set(key, value);
-  await client.expireat(key, expireAtS);
+/**
+ * The count and its expiry in one command, so that no count is ever left without one (the meter sets a
+ * count's expiry only when it creates it: redis-meter.ts). SET's EXAT needs Redis 6.2 and the meter runs on
+ * Redis 5, so the expiry goes as seconds from now.
+ */
+async function setUntil(client: Client, key: string, value: number, expireAtS: number, nowS: number): Promise<void> {
+  await client.set(key, value, 'EX', Math.max(1, expireAtS - nowS));
 }
 
 /** The meter's counts and the owners' statistics, from the target's tables into Redis. */
@@ -117,7 +120,7 @@ export async function copyCountsToRedis(session: RedisSession, trx: Kysely<Datab
   const months = (await trx.selectFrom('quota_usage').select(['account_id', 'period', 'used']).where('used', '>', 0).execute())
     .map((m) => ({ ...m, expireAt: Math.floor(monthBounds(Date.parse(`${m.period}-01T00:00:00.000Z`)).reset / 1000) + QUOTA_KEPT_AFTER_RESET_S }))
     .filter((m) => Number.isFinite(m.expireAt) && m.expireAt > nowS);
-  await inChunks(months, (m) => setUntil(client, key(m.account_id, 'quota', m.period), m.used, m.expireAt));
+  await inChunks(months, (m) => setUntil(client, key(m.account_id, 'quota', m.period), m.used, m.expireAt, nowS));
 
   const sinceDay = dayOf(now - DAY_KEPT_S * 1000);
   const days = await trx
@@ -128,7 +131,7 @@ export async function copyCountsToRedis(session: RedisSession, trx: Kysely<Datab
     .where('d.requests', '>', 0)
     .execute();
   await inChunks(days, (d) =>
-    setUntil(client, key(d.account_id, 'keyday', d.key_id, d.day), d.requests, Math.floor(Date.parse(`${d.day}T00:00:00.000Z`) / 1000) + DAY_S + DAY_KEPT_S),
+    setUntil(client, key(d.account_id, 'keyday', d.key_id, d.day), d.requests, Math.floor(Date.parse(`${d.day}T00:00:00.000Z`) / 1000) + DAY_S + DAY_KEPT_S, nowS),
   );
 
   const uses = await trx.selectFrom('api_keys').select(['id', 'account_id', 'last_used_at']).where('last_used_at', 'is not', null).execute();

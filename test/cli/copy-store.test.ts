@@ -287,6 +287,17 @@ for (const metering of ['postgres', 'redis'] as const) {
       assert.equal(beforeMe['bob-rolled']!.status, 200);
     });
 
+    it("the month's and the day's counts copied into Redis expire as the meter's own do", { skip: metering !== 'redis' }, async () => {
+      const counts = (await redisKeys(prefix ?? '')).filter((k) => /:(quota|keyday):/.test(k));
+      assert.ok(counts.length >= 2, counts.join(', '));
+      const redis = new Redis(TEST_REDIS_URL);
+      try {
+        for (const key of counts) assert.ok((await redis.ttl(key)) > 0, `${key} has an expiry`);
+      } finally {
+        redis.disconnect();
+      }
+    });
+
     it("usage, day counts, last uses, burst windows and the owners' statistics are the source's", async () => {
       assert.deepEqual(afterView, beforeView);
     });
