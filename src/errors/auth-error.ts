@@ -6,12 +6,16 @@
  */
 export type AuthErrorCode = 'unauthorized' | 'forbidden';
 
+/** An expected refusal, not a fault: no stack, which would cost each refused request 8-12 µs (errors.ts). */
 export class AuthError extends Error {
   constructor(
     readonly code: AuthErrorCode,
     message: string,
   ) {
+    const stackLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = stackLimit;
     this.name = 'AuthError';
   }
 }
