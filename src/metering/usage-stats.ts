@@ -331,14 +331,29 @@ export const LOG_WRITE_MS = 1000;
 /** Lines of the request log a busy server's flush writes at most (the rest at the next turns). */
 export const LOG_LINES_PER_WRITE = 2000;
 /**
- * How often a busy server writes the usage buckets and last uses. Summed over a second rather than a flush
- * (several a second when busy): with a thousand keys each flush held about one request per key, and wrote
- * ~2.6 bucket rows and a last use for each request (docs/performance.md).
+ * How often a busy server writes the usage buckets, last uses, day counts by outcome and rejections. Summed
+ * over a second rather than a flush (several a second when busy): with a thousand keys each flush held about
+ * one request per key, and wrote ~2.6 bucket rows, a last use and an outcome's upsert for each request
+ * (docs/performance.md).
  */
 export const COUNTS_WRITE_MS = 1000;
 
 type BucketRow = StatsBatch['buckets'][number];
 type LastUseRow = StatsBatch['lastUse'][number];
+type OutcomeRow = StatsBatch['outcomes'][number];
+type RejectionsOfKey = StatsBatch['rejections'][number];
+
+/** Adds rows (times `sign`) to the day counts by outcome held, by key, day and outcome; a count that comes to 0 is let go. */
+function mergeOutcomes(held: Map<string, OutcomeRow>, rows: readonly OutcomeRow[], sign: 1 | -1 = 1): void {
+  for (const r of rows) {
+    const id = `${r.keyId}|${r.day}|${r.outcome}`;
+    const before = held.get(id);
+    const requests = (before?.requests ?? 0) + sign * r.requests;
+    if (requests === 0) held.delete(id);
+    else if (before !== undefined) before.requests = requests;
+    else held.set(id, { ...r, requests });
+  }
+}
 
 /** Adds rows (times `sign`) to bucket counts held; a count that comes to 0 is let go. */
 function mergeBuckets(held: BucketCounts, rows: readonly BucketRow[], sign: 1 | -1 = 1): void {
@@ -355,7 +370,21 @@ function mergeLastUse(held: Map<number, LastUseRow>, rows: readonly LastUseRow[]
 
 /** Adds a flush's log lines to those held: per key, the newest REQUEST_LOG_KEPT, oldest first, each request once. */
 export function mergeLog(held: Map<number, StatsBatch['log'][number]>, lines: Readonly<StatsBatch['log']>): void {
-  for (const entry of lines) {
+  mergeNewest(held, lines, REQUEST_LOG_KEPT);
+}
+
+/** Adds a flush's rejections to those held: per key, the newest REJECTIONS_KEPT, oldest first, each request once. */
+function mergeRejections(held: Map<number, RejectionsOfKey>, rows: Readonly<StatsBatch['rejections']>): void {
+  mergeNewest(held, rows, REJECTIONS_KEPT);
+}
+
+/** Per key, the newest `kept` items of those held and those added, oldest first, each request once. */
+function mergeNewest<Item extends { at: string; requestId: string }>(
+  held: Map<number, { accountId: number; keyId: number; items: Item[] }>,
+  added: ReadonlyArray<{ accountId: number; keyId: number; items: Item[] }>,
+  kept: number,
+): void {
+  for (const entry of added) {
     const before = held.get(entry.keyId);
     if (before === undefined) {
       held.set(entry.keyId, { ...entry, items: [...entry.items] });
@@ -364,7 +393,7 @@ export function mergeLog(held: Map<number, StatsBatch['log'][number]>, lines: Re
     const seen = new Set(before.items.map((item) => item.requestId));
     const items = [...before.items, ...entry.items.filter((item) => !seen.has(item.requestId))];
     items.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
-    before.items = items.slice(-REQUEST_LOG_KEPT);
+    before.items = items.slice(-kept);
   }
 }
 
@@ -443,9 +472,15 @@ export abstract class BufferedUsageStats implements UsageStats {
   private logWrittenAt = 0;
   /** A due log was written in part: the rest goes at the next turn, whatever the time. */
   private logBacklog = false;
-  /** Bucket counts and last uses summed from flushed records, not written yet (COUNTS_WRITE_MS). */
+  /**
+   * Bucket counts, last uses, day counts by outcome and rejections summed from flushed records, not written
+   * yet (COUNTS_WRITE_MS). Written at every flush, the outcomes and rejections were a third of what the
+   * statistics cost SQLite on a busy server: one upsert and a trim per key, several times a second.
+   */
   private pendingBuckets = new BucketCounts();
   private pendingLastUse = new Map<number, LastUseRow>();
+  private pendingOutcomes = new Map<string, OutcomeRow>();
+  private pendingRejections = new Map<number, RejectionsOfKey>();
   private countsWrittenAt = 0;
 
   /**
@@ -465,6 +500,11 @@ export abstract class BufferedUsageStats implements UsageStats {
     return taken;
   }
 
+  /** Whether counts, last uses or rejections are held, not written yet. */
+  private countsHeld(): boolean {
+    return this.pendingBuckets.size > 0 || this.pendingLastUse.size > 0 || this.pendingOutcomes.size > 0 || this.pendingRejections.size > 0;
+  }
+
   /** Writes everything held now (tests, and close). */
   flush(): Promise<void> {
     return this.write_('all');
@@ -482,22 +522,28 @@ export abstract class BufferedUsageStats implements UsageStats {
     }
     const next = this.writing.then(async () => {
       const records = this.held;
-      if (records.length === 0 && this.pendingLog.size === 0 && this.pendingBuckets.size === 0 && this.pendingLastUse.size === 0) return;
+      if (records.length === 0 && this.pendingLog.size === 0 && !this.countsHeld()) return;
       this.held = [];
       const batch = summarize(records);
       mergeLog(this.pendingLog, batch.log);
       const logDue = mode !== 'busy' || this.logBacklog || Date.now() - this.logWrittenAt >= LOG_WRITE_MS;
       batch.log = logDue ? this.takeLog(mode === 'all' ? Infinity : LOG_LINES_PER_WRITE) : [];
-      // The buckets and last uses of these records join those held; all of them go when due.
-      const own = { buckets: batch.buckets, lastUse: batch.lastUse };
+      // The counts, last uses and rejections of these records join those held; all of them go when due.
+      const own = { buckets: batch.buckets, lastUse: batch.lastUse, outcomes: batch.outcomes, rejections: batch.rejections };
       mergeBuckets(this.pendingBuckets, own.buckets);
       mergeLastUse(this.pendingLastUse, own.lastUse);
+      mergeOutcomes(this.pendingOutcomes, own.outcomes);
+      mergeRejections(this.pendingRejections, own.rejections);
       const countsDue = mode !== 'busy' || Date.now() - this.countsWrittenAt >= COUNTS_WRITE_MS;
       batch.buckets = countsDue ? this.pendingBuckets.rows() : [];
       batch.lastUse = countsDue ? [...this.pendingLastUse.values()] : [];
+      batch.outcomes = countsDue ? [...this.pendingOutcomes.values()] : [];
+      batch.rejections = countsDue ? [...this.pendingRejections.values()] : [];
       if (countsDue) {
         this.pendingBuckets = new BucketCounts();
         this.pendingLastUse = new Map();
+        this.pendingOutcomes = new Map();
+        this.pendingRejections = new Map();
       }
       try {
         await this.write(batch);
@@ -508,7 +554,7 @@ export abstract class BufferedUsageStats implements UsageStats {
         // flush if no other comes first.
         this.logBacklog = logDue && this.pendingLog.size > 0;
         if (this.logBacklog) this.flushSoon();
-        else if (this.pendingLog.size > 0 || this.pendingBuckets.size > 0 || this.pendingLastUse.size > 0) this.scheduleFlush();
+        else if (this.pendingLog.size > 0 || this.countsHeld()) this.scheduleFlush();
       } catch (error) {
         this.failing = true;
         // Keep what was not written for the next flush, oldest dropped past the limit.
@@ -521,12 +567,16 @@ export abstract class BufferedUsageStats implements UsageStats {
         const ofFailed = <T extends { accountId: number }>(rows: readonly T[]): readonly T[] =>
           failed === null ? rows : rows.filter((r) => failed.has(r.accountId));
         mergeLog(this.pendingLog, ofFailed(batch.log));
-        // Counts taken and not written are held again, less what the records kept will bring again.
+        // Counts taken and not written are held again, less what the records kept will bring again (last
+        // uses and rejections merge to the same whichever way they come twice).
         if (countsDue) {
           mergeBuckets(this.pendingBuckets, ofFailed(batch.buckets));
           mergeLastUse(this.pendingLastUse, ofFailed(batch.lastUse));
+          mergeOutcomes(this.pendingOutcomes, ofFailed(batch.outcomes));
+          mergeRejections(this.pendingRejections, ofFailed(batch.rejections));
         }
         mergeBuckets(this.pendingBuckets, ofFailed(own.buckets), -1);
+        mergeOutcomes(this.pendingOutcomes, ofFailed(own.outcomes), -1);
         this.scheduleFlush();
         throw error;
       }

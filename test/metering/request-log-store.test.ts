@@ -321,14 +321,18 @@ describe('a busy server writes the request log at most once a second', () => {
   });
 });
 
-describe(`a busy server sums usage buckets and last uses over a second (${TEST_STORE})`, () => {
+describe(`a busy server sums usage buckets, last uses, outcomes and rejections over a second (${TEST_STORE})`, () => {
   test('flushes right after one another hold them; the next write has them summed; a failed write loses and doubles nothing', async () => {
     const store = await openTestStore();
     const bucketRows: number[] = [];
+    const outcomeRows: number[] = [];
+    const rejectionRows: number[] = [];
     let failNext = false;
     class Probe extends DatabaseUsageStats {
       protected override async write(batch: StatsBatch): Promise<void> {
         bucketRows.push(batch.buckets.length);
+        outcomeRows.push(batch.outcomes.length);
+        rejectionRows.push(batch.rejections.length);
         if (failNext) {
           failNext = false;
           throw new Error('the store is away');
@@ -343,16 +347,20 @@ describe(`a busy server sums usage buckets and last uses over a second (${TEST_S
     };
     try {
       let i = 0;
-      // Two keys, one hour: FLUSH_RECORDS records start a busy flush.
+      // Two keys, one hour: FLUSH_RECORDS records start a busy flush. One request in a hundred is refused.
+      const rejected = (n: number): RequestRecord => ({
+        ...record(11 + (n % 2), T0 + n, n, { status: 400, error: 'bad_request', outcome: 'bad_request' }),
+        rejection: { at: new Date(T0 + n).toISOString(), method: 'GET', path: `/developer/v1/catalogue/${n}`, status: 400, error: 'bad_request', message: 'Unknown parameter.', requestId: `r-${n}` },
+      });
       const burst = () => {
-        for (let n = 0; n < FLUSH_RECORDS; n++, i++) stats.record(record(11 + (i % 2), T0 + i, i));
+        for (let n = 0; n < FLUSH_RECORDS; n++, i++) stats.record(i % 100 === 99 ? rejected(i) : record(11 + (i % 2), T0 + i, i));
       };
       burst();
       await settle(1);
       burst();
       await settle(2);
-      assert.ok(bucketRows[0]! > 0, 'the first write has the buckets');
-      assert.equal(bucketRows[1], 0, 'the busy flush right after it holds its own back');
+      assert.ok(bucketRows[0]! > 0 && outcomeRows[0]! > 0 && rejectionRows[0]! > 0, 'the first write has the buckets, outcomes and rejections');
+      assert.deepEqual([bucketRows[1], outcomeRows[1], rejectionRows[1]], [0, 0, 0], 'the busy flush right after it holds its own back');
       // The next write takes the held counts with its own; it fails; then one succeeds.
       stats.record(record(11, T0 + i, i++));
       failNext = true;
@@ -363,6 +371,15 @@ describe(`a busy server sums usage buckets and last uses over a second (${TEST_S
       assert.equal(buckets.get(hour)?.get('e:/catalogue/:id'), 2 * FLUSH_RECORDS + 1, 'every request counted once');
       const last = await stats.lastUse(7, [11, 12]);
       assert.equal(last.get(11)?.at, new Date(T0 + i - 1).toISOString(), "key 11's last use is its latest request");
+      const day = new Date(T0).toISOString().slice(0, 10);
+      const outcomes = await stats.keysOutcomes(7, [11, 12], day, day);
+      const refused = (2 * FLUSH_RECORDS) / 100;
+      assert.equal(outcomes[0]?.counts.counted, 2 * FLUSH_RECORDS + 1 - refused, 'every counted request once');
+      assert.equal(outcomes[0]?.counts.bad_request, refused, 'every refused request once');
+      // Key 12 was refused at i = 99, 199, ...: its 20 newest, newest first, each once.
+      const rejections = await stats.recentRejections(7, 12);
+      const newest = Array.from({ length: 20 }, (_, k) => `r-${2 * FLUSH_RECORDS - 1 - 100 * k}`);
+      assert.deepEqual(rejections.map((r) => r.requestId), newest);
     } finally {
       await stats.close();
       await store.close();
