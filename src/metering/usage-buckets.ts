@@ -65,8 +65,8 @@ interface HourCounts {
 
 /**
  * A flush's bucket counts, per key and hour: a few map updates per request with keys that need no
- * building (numbers, and strings the request already holds); spread into the rows of hours and days when
- * the flush asks for them.
+ * building (numbers, and strings the request already holds); spread into the hours' and days' counts the
+ * flush holds (addTo).
  */
 export class UsageBucketCounter {
   private readonly keys = new Map<number, Map<number, HourCounts>>();
@@ -89,28 +89,30 @@ export class UsageBucketCounter {
     counts.times[serverTimeBucket(durationMs)]!++;
   }
 
-  /** Requests per key, period and field. */
-  rows(): BucketRow[] {
-    const out = new BucketCounts();
+  /**
+   * Adds these counts (times `sign`) to `into`, those of the accounts `of` accepts only (all without it):
+   * straight into the counts a flush holds, without rows made and copied in between.
+   */
+  addTo(into: BucketCounts, sign: 1 | -1 = 1, of?: (accountId: number) => boolean): void {
     for (const [keyId, hours] of this.keys) {
       for (const [hourStart, c] of hours) {
+        if (of !== undefined && !of(c.accountId)) continue;
         const hour = hourOf(hourStart);
         const day = dayOf(hourStart);
         for (const [endpoint, n] of c.endpoints) {
           const field = endpointField(endpoint);
-          out.add(c.accountId, keyId, hour, field, n);
-          out.add(c.accountId, keyId, day, field, n);
+          into.add(c.accountId, keyId, hour, field, sign * n);
+          into.add(c.accountId, keyId, day, field, sign * n);
         }
         for (let i = 0; i < c.times.length; i++) {
           const n = c.times[i]!;
           if (n === 0) continue;
-          out.add(c.accountId, keyId, hour, TIME_FIELDS[i]!, n);
-          out.add(c.accountId, keyId, day, TIME_FIELDS[i]!, n);
+          into.add(c.accountId, keyId, hour, TIME_FIELDS[i]!, sign * n);
+          into.add(c.accountId, keyId, day, TIME_FIELDS[i]!, sign * n);
         }
-        for (const [outcome, n] of c.outcomes) out.add(c.accountId, keyId, hour, outcomeField(outcome), n);
+        for (const [outcome, n] of c.outcomes) into.add(c.accountId, keyId, hour, outcomeField(outcome), sign * n);
       }
     }
-    return out.rows();
   }
 }
 

@@ -249,7 +249,8 @@ export interface StatsBatch {
   buckets: Array<{ accountId: number; keyId: number; period: string; field: string; requests: number }>;
 }
 
-export function summarize(records: readonly RequestRecord[]): StatsBatch {
+/** A flush's records summed, the usage buckets apart: a flush adds them to those it holds (BufferedUsageStats). */
+function summarize(records: readonly RequestRecord[]): { batch: StatsBatch; buckets: UsageBucketCounter } {
   const outcomes = new Map<string, StatsBatch['outcomes'][number]>();
   const lastUse = new Map<number, StatsBatch['lastUse'][number]>();
   const rejections = new Map<number, StatsBatch['rejections'][number]>();
@@ -278,11 +279,14 @@ export function summarize(records: readonly RequestRecord[]): StatsBatch {
     if (entry.items.length > REJECTIONS_KEPT) entry.items = entry.items.slice(-REJECTIONS_KEPT);
   }
   return {
-    outcomes: [...outcomes.values()],
-    lastUse: [...lastUse.values()],
-    rejections: [...rejections.values()],
-    log: requestLogOf(records),
-    buckets: buckets.rows(),
+    batch: {
+      outcomes: [...outcomes.values()],
+      lastUse: [...lastUse.values()],
+      rejections: [...rejections.values()],
+      log: requestLogOf(records),
+      buckets: [],
+    },
+    buckets,
   };
 }
 
@@ -524,13 +528,13 @@ export abstract class BufferedUsageStats implements UsageStats {
       const records = this.held;
       if (records.length === 0 && this.pendingLog.size === 0 && !this.countsHeld()) return;
       this.held = [];
-      const batch = summarize(records);
+      const { batch, buckets: ownBuckets } = summarize(records);
       mergeLog(this.pendingLog, batch.log);
       const logDue = mode !== 'busy' || this.logBacklog || Date.now() - this.logWrittenAt >= LOG_WRITE_MS;
       batch.log = logDue ? this.takeLog(mode === 'all' ? Infinity : LOG_LINES_PER_WRITE) : [];
       // The counts, last uses and rejections of these records join those held; all of them go when due.
-      const own = { buckets: batch.buckets, lastUse: batch.lastUse, outcomes: batch.outcomes, rejections: batch.rejections };
-      mergeBuckets(this.pendingBuckets, own.buckets);
+      const own = { lastUse: batch.lastUse, outcomes: batch.outcomes, rejections: batch.rejections };
+      ownBuckets.addTo(this.pendingBuckets);
       mergeLastUse(this.pendingLastUse, own.lastUse);
       mergeOutcomes(this.pendingOutcomes, own.outcomes);
       mergeRejections(this.pendingRejections, own.rejections);
@@ -575,7 +579,7 @@ export abstract class BufferedUsageStats implements UsageStats {
           mergeOutcomes(this.pendingOutcomes, ofFailed(batch.outcomes));
           mergeRejections(this.pendingRejections, ofFailed(batch.rejections));
         }
-        mergeBuckets(this.pendingBuckets, ofFailed(own.buckets), -1);
+        ownBuckets.addTo(this.pendingBuckets, -1, failed === null ? undefined : (accountId) => failed.has(accountId));
         mergeOutcomes(this.pendingOutcomes, ofFailed(own.outcomes), -1);
         this.scheduleFlush();
         throw error;
