@@ -25,6 +25,7 @@ import { requestLogMigration } from './migrations/0012-request-log.js';
 import { expiryRemindersMigration } from './migrations/0013-expiry-reminders.js';
 import { versionNotifyMigration } from './migrations/0014-version-notify.js';
 import { accountUsageDaysMigration } from './migrations/0015-account-usage-days.js';
+import { accountDaysTriggerCostMigration } from './migrations/0016-account-days-trigger-cost.js';
 import type { Database } from './schema.js';
 
 /** How long a writer waits for another process's lock before the store counts as unavailable (503). */
@@ -187,6 +188,7 @@ function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '0013-expiry-reminders': expiryRemindersMigration(dialect),
     '0014-version-notify': versionNotifyMigration(dialect),
     '0015-account-usage-days': accountUsageDaysMigration(dialect),
+    '0016-account-days-trigger-cost': accountDaysTriggerCostMigration(dialect),
   };
 }
 

@@ -15,7 +15,7 @@ import { API_ENDPOINTS, usageDepth, type RangeName } from '../../src/http/settin
 import { dayOf } from '../../src/metering/periods.js';
 import { RedisUsageStats } from '../../src/metering/redis-usage-stats.js';
 import { OUTCOMES, type Outcome, type RequestRecord } from '../../src/metering/usage-stats.js';
-import { migrateToLatest } from '../../src/store/database.js';
+import { migrateTo, migrateToLatest } from '../../src/store/database.js';
 import { createTestContext, TEST_REDIS_URL, TEST_STORE, type TestContext } from '../helpers/test-app.js';
 import { keyIdOf } from '../helpers/pipeline-helpers.js';
 import { SettingsClient } from './settings-helpers.js';
@@ -172,14 +172,14 @@ describe('the account usage from day totals', () => {
   });
 });
 
-test('migration 0015 fills the totals from the rows written before it; its triggers keep them', async () => {
+test('migration 0015 fills the totals from the rows written before it; its triggers, as 0016 made them, keep them', async () => {
   const ctx = await createTestContext({ now: NOW });
   try {
     const { store } = ctx;
     const pg = store.dialect === 'postgres';
     const [k1, k2] = (await store.db.selectFrom('api_keys').select(['id', 'account_id']).where('account_id', '=', ctx.loaded.accounts.alice!).orderBy('id').execute()).map((r) => r.id);
     // The store as before 0015: its triggers and table removed, then rows written, then the migration again.
-    await sql`delete from kysely_migration where name = '0015-account-usage-days'`.execute(store.db);
+    await sql`delete from kysely_migration where name in ('0015-account-usage-days', '0016-account-days-trigger-cost')`.execute(store.db);
     for (const table of ['key_usage_buckets', 'key_outcomes_daily']) {
       for (const t of ['insert', 'update', 'delete']) {
         await sql.raw(`drop trigger ${table}_account_${t}${pg ? ` on ${table}` : ''}`).execute(store.db);
@@ -216,6 +216,45 @@ test('migration 0015 fills the totals from the rows written before it; its trigg
       [alice, '2026-11-01', 'e:/me', 5],
       [alice, '2026-11-01', 'o:counted', 1],
     ]);
+    // An hour row adds nothing; a row moved by hand to another day, field or key moves its requests.
+    await store.db.insertInto('key_usage_buckets').values({ key_id: k1!, period: '2026-11-01T09', field: 'e:/me', requests: 6 }).execute();
+    await store.db.updateTable('key_usage_buckets').set({ requests: 8 }).where('period', '=', '2026-11-01T09').execute();
+    await store.db.updateTable('key_outcomes_daily').set({ day: '2026-11-02', outcome: 'bad_request' }).where('key_id', '=', k1!).execute();
+    await store.db.updateTable('key_usage_buckets').set({ period: '2026-11-03', field: 'e:/catalogue/:id' }).where('period', '=', '2026-11-01').execute();
+    await store.db.updateTable('key_usage_buckets').set({ period: '2026-11-04' }).where('period', '=', '2026-11-01T09').execute();
+    const byFieldAndDay = (rows: unknown[][]) => rows.sort((a, b) => `${String(a[2])} ${String(a[1])}`.localeCompare(`${String(b[2])} ${String(b[1])}`));
+    assert.deepEqual(byFieldAndDay(await totals()), [
+      [alice, '2026-11-03', 'e:/catalogue/:id', 5],
+      [alice, '2026-11-01', 'e:/me', 0],
+      [alice, '2026-11-04', 'e:/me', 8],
+      [alice, '2026-11-02', 'o:bad_request', 1],
+      [alice, '2026-11-01', 'o:counted', 0],
+    ]);
+  } finally {
+    await ctx.close();
+  }
+});
+
+test("migration 0016 undone gives back 0015's triggers, which keep the totals too", async () => {
+  const ctx = await createTestContext({ now: NOW });
+  try {
+    const { store } = ctx;
+    const [k1] = (await store.db.selectFrom('api_keys').select('id').where('account_id', '=', ctx.loaded.accounts.alice!).orderBy('id').execute()).map((r) => r.id);
+    await migrateTo(store, '0015-account-usage-days');
+    const upsert = () =>
+      store.db
+        .insertInto('key_usage_buckets')
+        .values({ key_id: k1!, period: '2026-10-01', field: 'e:/me', requests: 2 })
+        .onConflict((oc) => oc.columns(['key_id', 'period', 'field']).doUpdateSet({ requests: sql`key_usage_buckets.requests + excluded.requests` }))
+        .execute();
+    const total = async () =>
+      Number((await store.db.selectFrom('account_usage_days').select('requests').where('day', '=', '2026-10-01').where('field', '=', 'e:/me').executeTakeFirst())?.requests);
+    await upsert();
+    await upsert();
+    assert.equal(await total(), 4);
+    await migrateToLatest(store);
+    await upsert();
+    assert.equal(await total(), 6);
   } finally {
     await ctx.close();
   }
