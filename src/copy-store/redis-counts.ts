@@ -17,7 +17,8 @@ import { connectRedis, redisReady, type RedisTarget } from '../metering/redis-cl
 import { accountKey, DAY_KEPT_S, QUOTA_KEPT_AFTER_RESET_S } from '../metering/redis-meter.js';
 import { globEscape } from '../metering/redis-upgrade-keys.js';
 import { RedisUsageStats } from '../metering/redis-usage-stats.js';
-import { isOutcome, type LogOutcome, type StatsBatch } from '../metering/usage-stats.js';
+import { linesOfChunk } from '../metering/request-log-chunks.js';
+import { isOutcome, type StatsBatch } from '../metering/usage-stats.js';
 import type { Database } from '../store/schema.js';
 import { shownUrl } from './shown-url.js';
 
@@ -188,30 +189,21 @@ async function copyStats(session: RedisSession, trx: Kysely<Database>, sinceDay:
     entry.items.push({ at: r.at, method: r.method, path: r.path, status: r.status, error: r.error, message: r.message, requestId: r.request_id });
     rejections.set(r.key_id, entry);
   }
+  // Every chunk of every key, oldest first: the Redis store keeps each key's newest lines as it writes them.
   const logged = await trx
-    .selectFrom('key_request_log as l')
+    .selectFrom('key_request_log_chunks as l')
     .innerJoin('api_keys as k', 'k.id', 'l.key_id')
-    .select(['k.account_id', 'l.key_id', 'l.at', 'l.method', 'l.path', 'l.status', 'l.error', 'l.outcome', 'l.duration_ms', 'l.address', 'l.request_id'])
+    .select(['k.account_id', 'l.key_id', 'l.body'])
     .orderBy('l.key_id')
-    .orderBy(sql`l.at`)
     .orderBy('l.id')
     .execute();
   const log = new Map<number, StatsBatch['log'][number]>();
   for (const l of logged) {
     const entry = log.get(l.key_id) ?? { accountId: l.account_id, keyId: l.key_id, items: [] };
-    entry.items.push({
-      at: l.at,
-      method: l.method,
-      path: l.path,
-      status: l.status,
-      error: l.error,
-      outcome: l.outcome as LogOutcome,
-      durationMs: Number(l.duration_ms),
-      address: l.address,
-      requestId: l.request_id,
-    });
+    entry.items.push(...linesOfChunk(l.body));
     log.set(l.key_id, entry);
   }
+  for (const entry of log.values()) entry.items.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   const buckets = await trx
     .selectFrom('key_usage_buckets as b')
     .innerJoin('api_keys as k', 'k.id', 'b.key_id')

@@ -48,7 +48,7 @@ export const TABLE_RULES: Readonly<Record<string, TableRule>> = {
   key_outcomes_daily: { kind: 'rows' },
   key_rejections: { kind: 'rows' },
   key_last_use: { kind: 'rows' },
-  key_request_log: { kind: 'rows' },
+  key_request_log_chunks: { kind: 'rows' },
   key_usage_buckets: { kind: 'rows' },
   // Copied as it is: the copy turns the triggers that keep it off while it fills the per-key tables.
   account_usage_days: { kind: 'rows' },

@@ -1,10 +1,11 @@
 /**
  * Per-key statistics in the database (SQLite or PostgreSQL), written with the same Kysely statements on
  * both: per flush, upserts of the day counts, of the last uses and of the usage buckets, one insert of the
- * rejections and one delete keeping the newest 20 per key, one insert of the request log's lines and one
- * delete keeping the newest 100 per key, in one transaction. Every 10 minutes or so a flush also drops
- * request log lines past 7 days and hour buckets past 2 days (of keys no longer used). On SQLite the upserts run row by row through
- * statements prepared once (cheaper than building and preparing a statement of hundreds of rows per flush).
+ * rejections and one delete keeping the newest 20 per key, the request log's lines as one row per key
+ * (request-log-chunks.ts) and the sweeps of older rows that are due (ChunkSweeps), in one transaction. Every
+ * 10 minutes or so a flush also drops request log lines past 7 days and hour buckets past 2 days (of keys no
+ * longer used), and starts a sweep of every chunk. On SQLite the upserts run row by row through statements
+ * prepared once (cheaper than building and preparing a statement of hundreds of rows per flush).
  *
  * SQLite: the flush runs synchronously on the store's connection (as the meter does), so nothing else can
  * run on that connection in the middle of it; it does not wait for another process's write lock (a
@@ -15,6 +16,7 @@ import type SqliteDatabase from 'better-sqlite3';
 import { sql, type Compilable, type Kysely } from 'kysely';
 import type { Store } from '../store/database.js';
 import type { Database } from '../store/schema.js';
+import { chunkOf, ChunkSweeps, FULL_SWEEP_SLICE, fullSweepSliceEnd, newestLines, readChunks, sweepChunks, type ChunkRow, type SweepPlan } from './request-log-chunks.js';
 import { withBusyTimeout } from './sqlite-busy-timeout.js';
 import { HOURS_KEPT_MS, hourOf } from './usage-buckets.js';
 import {
@@ -26,7 +28,6 @@ import {
   REQUEST_LOG_MS,
   type DayOutcomes,
   type LastUse,
-  type LogOutcome,
   type Rejection,
   type RequestLogEntry,
   type StatsBatch,
@@ -69,42 +70,9 @@ const bucketsUpsert = (db: Kysely<Database>, rows: StatsBatch['buckets']) =>
     .values(rows.map((r) => ({ key_id: r.keyId, period: r.period, field: r.field, requests: r.requests })))
     .onConflict((oc) => oc.columns(['key_id', 'period', 'field']).doUpdateSet({ requests: sql`key_usage_buckets.requests + excluded.requests` }));
 
-type LogRow = RequestLogEntry & { keyId: number };
-
-const logInsert = (db: Kysely<Database>, rows: readonly LogRow[]) =>
-  db.insertInto('key_request_log').values(
-    rows.map((r) => ({
-      key_id: r.keyId,
-      at: r.at,
-      method: r.method,
-      path: r.path,
-      status: r.status,
-      error: r.error,
-      outcome: r.outcome,
-      duration_ms: r.durationMs,
-      address: r.address,
-      request_id: r.requestId,
-    })),
-  );
-
-/** The request log's rows of these keys past the newest REQUEST_LOG_KEPT of each: one statement for all (PostgreSQL). */
-const logTrim = (db: Kysely<Database>, keyIds: readonly number[]) =>
-  db.deleteFrom('key_request_log').where('id', 'in', (eb) =>
-    eb
-      .selectFrom(
-        eb
-          .selectFrom('key_request_log')
-          .select(['id', sql<number>`row_number() over (partition by key_id order by at desc, id desc)`.as('n')])
-          .where('key_id', 'in', [...keyIds])
-          .as('ranked'),
-      )
-      .select('ranked.id')
-      .where('ranked.n', '>', REQUEST_LOG_KEPT),
-  );
-
 /** What is past its time, `newest` being the latest request written (epoch ms, the app's clock). */
 const purges = (db: Kysely<Database>, newest: number): Compilable[] => [
-  db.deleteFrom('key_request_log').where('at', '<', new Date(newest - REQUEST_LOG_MS).toISOString()),
+  db.deleteFrom('key_request_log_chunks').where('newest_ms', '<', newest - REQUEST_LOG_MS),
   db
     .deleteFrom('key_usage_buckets')
     .where(sql<number>`length(period)`, '=', 13)
@@ -168,118 +136,121 @@ export class DatabaseUsageStats extends BufferedUsageStats {
   private readonly db: Kysely<Database>;
   private readonly sqlite: SqliteDatabase.Database | null;
 
-  constructor(store: Store) {
+  /** `sweepAges`: when this process sweeps the chunks it wrote (SWEEP_AGES_MS; tests shorten them). */
+  constructor(store: Store, options: { sweepAges?: readonly number[] } = {}) {
     super();
     this.db = store.db;
     this.sqlite = store.sqlite;
+    this.sweeps = new ChunkSweeps(options.sweepAges);
   }
 
   /** Real time of the last purge; the first flush purges. */
   private purgedAt = 0;
 
-  /**
-   * Lines this process wrote per key since it last trimmed that key's log. A key is trimmed to its newest
-   * REQUEST_LOG_KEPT once REQUEST_LOG_KEPT more lines of it were written (and at its first write after a
-   * start), not at every flush: the trim reads every kept line of the keys it trims, and trimming all of a
-   * busy server's keys every second (1,001 keys, ~100,000 lines) held the event loop ~95 ms a second on
-   * SQLite (docs/performance.md). The page reads the newest REQUEST_LOG_KEPT, so the lines past them between
-   * two trims (fewer than REQUEST_LOG_KEPT per process writing the key) are never shown.
-   */
-  private readonly linesSinceTrim = new Map<number, number>();
+  /** The sweeps of the request log's chunks this process wrote (request-log-chunks.ts). */
+  private readonly sweeps: ChunkSweeps;
 
-  /** The keys of a batch's log due a trim, and what the counts become once the batch is written. */
-  private trimPlan(batch: StatsBatch): { due: number[]; counts: Map<number, number> } {
-    const due: number[] = [];
-    const counts = new Map<number, number>();
-    for (const entry of batch.log) {
-      const written = (this.linesSinceTrim.get(entry.keyId) ?? REQUEST_LOG_KEPT) + entry.items.length;
-      if (written >= REQUEST_LOG_KEPT) {
-        due.push(entry.keyId);
-        counts.set(entry.keyId, 0);
-      } else counts.set(entry.keyId, written);
-    }
-    return { due, counts };
+  /** The request log's chunks of a batch, one per key. */
+  private static chunksOf(batch: StatsBatch): ChunkRow[] {
+    return batch.log.filter((entry) => entry.items.length > 0).map((entry) => chunkOf(entry.keyId, entry.items));
   }
 
-  /** After a batch is written: its keys' counts. */
-  private trimmed(counts: ReadonlyMap<number, number>): void {
-    for (const [keyId, n] of counts) this.linesSinceTrim.set(keyId, n);
-  }
-
-  /** The request log's statements of a batch: its lines, the trim to 100 per key, and now and then the purges. */
-  private logStatements(batch: StatsBatch, due: readonly number[]): Compilable[] {
-    const lines = batch.log.flatMap((entry) => entry.items.map((item) => ({ ...item, keyId: entry.keyId })));
-    const out: Compilable[] = chunks(lines).map((rows) => logInsert(this.db, rows));
-    for (const keyIds of chunks(due)) out.push(logTrim(this.db, keyIds));
+  /** Whether this write purges what is past its time (every PURGE_EVERY_MS of real time, and at the first write). */
+  private purgeDue(batch: StatsBatch): number | null {
     const newest = newestOf(batch);
-    if (newest !== null && Date.now() - this.purgedAt >= PURGE_EVERY_MS) {
-      this.purgedAt = Date.now();
-      out.push(...purges(this.db, newest));
-    }
-    return out;
+    return newest !== null && Date.now() - this.purgedAt >= PURGE_EVERY_MS ? newest : null;
   }
 
   protected async write(batch: StatsBatch): Promise<void> {
     const conn = this.sqlite;
-    const trim = this.trimPlan(batch);
+    const logChunks = DatabaseUsageStats.chunksOf(batch);
+    const plan = this.sweeps.plan(Date.now());
+    const purgeAt = this.purgeDue(batch);
     if (conn === null) {
       const queries = [
         ...chunks(batch.outcomes).map((rows) => outcomesUpsert(this.db, rows)),
         ...chunks(batch.lastUse).map((rows) => lastUseUpsert(this.db, rows)),
         ...chunks(batch.buckets).map((rows) => bucketsUpsert(this.db, rows)),
         ...rejectionStatements(this.db, batch),
-        ...this.logStatements(batch, trim.due),
+        ...(purgeAt === null ? [] : purges(this.db, purgeAt)),
       ];
-      if (queries.length === 0) return;
-      await this.db.transaction().execute(async (trx) => {
+      if (queries.length === 0 && logChunks.length === 0 && plan.ranges.length === 0 && plan.fullAfter === null) return;
+      const { wrote, fullReached } = await this.db.transaction().execute(async (trx) => {
         for (const query of queries) await trx.executeQuery(query.compile());
+        let ids: number[] = [];
+        for (const rows of chunks(logChunks)) ids = ids.concat((await trx.insertInto('key_request_log_chunks').values(rows).returning('id').execute()).map((r) => Number(r.id)));
+        for (const [from, to] of plan.ranges) await sweepChunks(trx, from, to).execute();
+        let reached: number | null = null;
+        if (plan.fullAfter !== null) {
+          const last = (await fullSweepSliceEnd(trx, plan.fullAfter).executeTakeFirst())?.last;
+          if (last !== undefined && last !== null) {
+            reached = Number(last);
+            await sweepChunks(trx, plan.fullAfter + 1, reached).execute();
+          }
+        }
+        return { wrote: ids.length === 0 ? null : ([Math.min(...ids), Math.max(...ids)] as const), fullReached: reached };
       });
-      this.trimmed(trim.counts);
+      this.committed(plan, wrote, fullReached, purgeAt);
       return;
     }
-    if (batch.outcomes.length === 0 && batch.lastUse.length === 0 && batch.rejections.length === 0 && batch.log.length === 0 && batch.buckets.length === 0) return;
+    if (batch.outcomes.length === 0 && batch.lastUse.length === 0 && batch.rejections.length === 0 && logChunks.length === 0 && batch.buckets.length === 0 && plan.ranges.length === 0 && plan.fullAfter === null) return;
     // An operator's transaction open on this connection (never in a serving process): do not join it.
     if (conn.inTransaction) throw new Error('the store connection is inside a transaction; written at the next flush');
-    const { outcome, lastUse, bucket, line, trimKey } = (this.#rowStatements ??= this.#prepareRowStatements(conn));
+    const { outcome, lastUse, bucket, chunk, sweep, sliceEnd } = (this.#rowStatements ??= this.#prepareRowStatements(conn));
     const rejections = rejectionStatements(this.db, batch).map((q) => q.compile());
-    const purgesAt = this.purgedAt;
-    const newest = newestOf(batch);
-    const purge = newest !== null && Date.now() - this.purgedAt >= PURGE_EVERY_MS ? purges(this.db, newest).map((q) => q.compile()) : [];
-    try {
-      if (purge.length > 0) this.purgedAt = Date.now();
-      withBusyTimeout(conn, 0, () =>
-        conn
-          .transaction(() => {
-            for (const r of batch.outcomes) outcome.run(r.keyId, r.day, r.outcome, r.requests);
-            for (const r of batch.lastUse) lastUse.run(r.keyId, new Date(r.at).toISOString(), r.address);
-            for (const r of batch.buckets) bucket.run(r.keyId, r.period, r.field, r.requests);
-            for (const q of rejections) conn.prepare(q.sql).run(...(q.parameters as unknown[]));
-            for (const entry of batch.log) {
-              for (const l of entry.items) line.run(entry.keyId, l.at, l.method, l.path, l.status, l.error, l.outcome, l.durationMs, l.address, l.requestId);
+    const purge = purgeAt === null ? [] : purges(this.db, purgeAt).map((q) => q.compile());
+    const { wrote, fullReached } = withBusyTimeout(conn, 0, () =>
+      conn
+        .transaction(() => {
+          for (const r of batch.outcomes) outcome.run(r.keyId, r.day, r.outcome, r.requests);
+          for (const r of batch.lastUse) lastUse.run(r.keyId, new Date(r.at).toISOString(), r.address);
+          for (const r of batch.buckets) bucket.run(r.keyId, r.period, r.field, r.requests);
+          for (const q of rejections) conn.prepare(q.sql).run(...(q.parameters as unknown[]));
+          // One writer at a time: a transaction's chunks take consecutive ids.
+          let first: number | null = null;
+          let last = 0;
+          for (const c of logChunks) {
+            last = Number(chunk.run(c.key_id, c.oldest_ms, c.newest_ms, c.lines, c.body).lastInsertRowid);
+            first ??= last;
+          }
+          for (const [from, to] of plan.ranges) sweep.run(from, to, REQUEST_LOG_KEPT);
+          let reached: number | null = null;
+          if (plan.fullAfter !== null) {
+            const end = (sliceEnd.get(plan.fullAfter, FULL_SWEEP_SLICE) as { last: number | null } | undefined)?.last;
+            if (end !== undefined && end !== null) {
+              reached = end;
+              sweep.run(plan.fullAfter + 1, end, REQUEST_LOG_KEPT);
             }
-            for (const keyId of trim.due) trimKey.run(keyId, keyId, -1, REQUEST_LOG_KEPT);
-            for (const q of purge) conn.prepare(q.sql).run(...(q.parameters as unknown[]));
-          })
-          .immediate(),
-      );
-      this.trimmed(trim.counts);
-    } catch (error) {
-      this.purgedAt = purgesAt;
-      throw error;
+          }
+          for (const q of purge) conn.prepare(q.sql).run(...(q.parameters as unknown[]));
+          return { wrote: first === null ? null : ([first, last] as const), fullReached: reached };
+        })
+        .immediate(),
+    );
+    this.committed(plan, wrote, fullReached, purgeAt);
+  }
+
+  /** After a write: the sweeps done and the chunks written are noted; a purge starts a sweep of every chunk. */
+  private committed(plan: SweepPlan, wrote: readonly [number, number] | null, fullReached: number | null, purgeAt: number | null): void {
+    plan.commit(wrote, fullReached);
+    if (purgeAt !== null) {
+      this.purgedAt = Date.now();
+      this.sweeps.sweepAll();
     }
   }
 
   /**
-   * SQLite: the two upserts of every flush as one-row statements prepared once and run per row (a flush's
-   * rows are hundreds: a multi-row statement built, compiled and prepared per flush cost 9 ms for 500
-   * records). Their text is Kysely's for one row, checked to take its values in the order run() gives them.
+   * SQLite: the statements of every flush prepared once and run per row (a flush's rows are hundreds: a
+   * multi-row statement built, compiled and prepared per flush cost 9 ms for 500 records). Their text is
+   * Kysely's for one row, checked to take its values in the order run() gives them.
    */
   #rowStatements: {
     outcome: SqliteDatabase.Statement;
     lastUse: SqliteDatabase.Statement;
     bucket: SqliteDatabase.Statement;
-    line: SqliteDatabase.Statement;
-    trimKey: SqliteDatabase.Statement;
+    chunk: SqliteDatabase.Statement;
+    sweep: SqliteDatabase.Statement;
+    sliceEnd: SqliteDatabase.Statement;
   } | null = null;
 
   #prepareRowStatements(conn: SqliteDatabase.Database) {
@@ -293,30 +264,9 @@ export class DatabaseUsageStats extends BufferedUsageStats {
       outcome: prepare(outcomesUpsert(this.db, [{ accountId: 0, keyId: 1, day: 'd', outcome: 'counted', requests: 2 }]), [1, 'd', 'counted', 2]),
       lastUse: prepare(lastUseUpsert(this.db, [{ accountId: 0, keyId: 1, at, address: 'a' }]), [1, new Date(at).toISOString(), 'a']),
       bucket: prepare(bucketsUpsert(this.db, [{ accountId: 0, keyId: 1, period: 'p', field: 'f', requests: 2 }]), [1, 'p', 'f', 2]),
-      line: prepare(
-        logInsert(this.db, [
-          { keyId: 1, at: 'a', method: 'm', path: 'p', status: 2, error: 'e', outcome: 'counted', durationMs: 3, address: 'd', requestId: 'r' },
-        ]),
-        [1, 'a', 'm', 'p', 2, 'e', 'counted', 3, 'd', 'r'],
-      ),
-      // One key's lines past its newest REQUEST_LOG_KEPT, read backwards along the (key_id, at, id) index: a
-      // window over the keys' lines (logTrim, PostgreSQL's way) cost SQLite ~0.27 ms a key.
-      trimKey: prepare(
-        this.db
-          .deleteFrom('key_request_log')
-          .where('key_id', '=', 1)
-          .where('id', 'in', (eb) =>
-            eb
-              .selectFrom('key_request_log as kept')
-              .select('kept.id')
-              .where('kept.key_id', '=', 1)
-              .orderBy('kept.at', 'desc')
-              .orderBy('kept.id', 'desc')
-              .limit(-1)
-              .offset(REQUEST_LOG_KEPT),
-          ),
-        [1, 1, -1, REQUEST_LOG_KEPT],
-      ),
+      chunk: prepare(this.db.insertInto('key_request_log_chunks').values({ key_id: 1, oldest_ms: 2, newest_ms: 3, lines: 4, body: 'b' }), [1, 2, 3, 4, 'b']),
+      sweep: prepare(sweepChunks(this.db, 1, 2, 3), [1, 2, 3]),
+      sliceEnd: prepare(fullSweepSliceEnd(this.db, 1, 2), [1, 2]),
     };
   }
 
@@ -363,26 +313,7 @@ export class DatabaseUsageStats extends BufferedUsageStats {
   }
 
   async requestLog(_accountId: number, keyId: number, since: string): Promise<RequestLogEntry[]> {
-    const rows = await this.db
-      .selectFrom('key_request_log')
-      .select(['at', 'method', 'path', 'status', 'error', 'outcome', 'duration_ms', 'address', 'request_id'])
-      .where('key_id', '=', keyId)
-      .where('at', '>=', since)
-      .orderBy('at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(REQUEST_LOG_KEPT)
-      .execute();
-    return rows.map((r) => ({
-      at: r.at,
-      method: r.method,
-      path: r.path,
-      status: Number(r.status),
-      error: r.error,
-      outcome: r.outcome as LogOutcome,
-      durationMs: Number(r.duration_ms),
-      address: r.address,
-      requestId: r.request_id,
-    }));
+    return newestLines(await readChunks(this.db, keyId, Date.parse(since)), since);
   }
 
   async usageBuckets(_accountId: number, keyIds: readonly number[], periods: readonly string[]): Promise<Map<string, Map<string, number>>> {

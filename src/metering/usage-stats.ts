@@ -394,6 +394,14 @@ function mergeNewest<Item extends { at: string; requestId: string }>(
       held.set(entry.keyId, { ...entry, items: [...entry.items] });
       continue;
     }
+    const lastHeld = before.items[before.items.length - 1];
+    const firstAdded = entry.items[0];
+    if (lastHeld === undefined || firstAdded === undefined || firstAdded.at > lastHeld.at) {
+      // All newer than what is held (a process's flushes, in the order answered): no copy to drop, no sort.
+      before.items.push(...entry.items);
+      if (before.items.length > kept) before.items = before.items.slice(-kept);
+      continue;
+    }
     const seen = new Set(before.items.map((item) => item.requestId));
     const items = [...before.items, ...entry.items.filter((item) => !seen.has(item.requestId))];
     items.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));

@@ -279,19 +279,16 @@ export interface KeyRejectionsTable {
   request_id: string;
 }
 
-/** Each key's last 100 requests of every outcome, 7 days (migration 0012, src/metering/usage-stats.ts). */
-export interface KeyRequestLogTable {
+/** Each key's last 100 requests of every outcome, 7 days, one row per key and write (migration 0017, src/metering/request-log-chunks.ts). */
+export interface KeyRequestLogChunksTable {
   id: Generated<number>;
   key_id: number;
-  at: string;
-  method: string;
-  path: string;
-  status: number;
-  error: string | null;
-  outcome: string;
-  duration_ms: number;
-  address: string | null;
-  request_id: string;
+  /** Epoch ms of the chunk's oldest and newest line (PostgreSQL bigint: read as text, Number() it). */
+  oldest_ms: number | string;
+  newest_ms: number | string;
+  lines: number;
+  /** JSON: the lines, oldest first (src/metering/request-log-chunks.ts). */
+  body: string;
 }
 
 /** Requests per key, UTC hour or day, and field (src/metering/usage-buckets.ts). */
@@ -343,7 +340,7 @@ export interface Database {
   key_outcomes_daily: KeyOutcomesDailyTable;
   key_rejections: KeyRejectionsTable;
   key_last_use: KeyLastUseTable;
-  key_request_log: KeyRequestLogTable;
+  key_request_log_chunks: KeyRequestLogChunksTable;
   key_usage_buckets: KeyUsageBucketsTable;
   account_usage_days: AccountUsageDaysTable;
 }

@@ -4,7 +4,9 @@
 // newest first, 7 days; buckets summed over keys per hour and day; percentiles from the histogram.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
+import type { Kysely } from 'kysely';
 import { DatabaseUsageStats } from '../../src/metering/database-usage-stats.js';
+import { migrateTo, migrateToLatest } from '../../src/store/database.js';
 import { RedisUsageStats } from '../../src/metering/redis-usage-stats.js';
 import { histogramOf, hourOf, percentileOf, serverTimeBucket, SERVER_TIME_BOUNDS_MS } from '../../src/metering/usage-buckets.js';
 import {
@@ -168,35 +170,178 @@ for (const kind of kinds) {
   });
 }
 
-describe(`the stored request log stays bounded without a trim at every flush (${TEST_STORE})`, () => {
-  test('a key written 1,000 times over 25 flushes keeps at most 200 lines; a new process trims at its first write; the newest 100 are shown', async () => {
+describe(`the stored request log: one row per key and write, swept in the order written (${TEST_STORE})`, () => {
+  const linesStored = async (store: Awaited<ReturnType<typeof openTestStore>>, keyId: number) =>
+    Number(
+      (await store.store.db.selectFrom('key_request_log_chunks').select((eb) => eb.fn.coalesce(eb.fn.sum<number | string>('lines'), eb.lit(0)).as('n')).where('key_id', '=', keyId).executeTakeFirstOrThrow())
+        .n,
+    );
+
+  test("a key written 1,000 times in writes of 40 keeps 120 lines (three chunks) when each write's chunks are tested at the next three writes", async () => {
     const store = await openTestStore();
-    const lines = async (keyId: number) =>
-      Number((await store.store.db.selectFrom('key_request_log').select((eb) => eb.fn.countAll<number | string>().as('n')).where('key_id', '=', keyId).executeTakeFirstOrThrow()).n);
-    let stats = new DatabaseUsageStats(store.store);
+    const stats = new DatabaseUsageStats(store.store, { sweepAges: [0, 0, 0] });
     try {
       let most = 0;
+      let least = Infinity;
       for (let i = 1; i <= 1000; i++) {
         stats.record(record(5, T0 + i, i));
         if (i % 40 === 0) {
           await stats.flush();
-          most = Math.max(most, await lines(5));
+          const n = await linesStored(store, 5);
+          most = Math.max(most, n);
+          if (i >= 160) least = Math.min(least, n);
         }
       }
-      assert.ok(most >= REQUEST_LOG_KEPT && most < 2 * REQUEST_LOG_KEPT, `at most ${most} lines were stored`);
+      // A chunk goes at the first test after its key wrote 100 newer lines: at the third write after it.
+      assert.equal(most, 120, `at most ${most} lines were stored`);
+      assert.equal(least, 120);
       const shown = await stats.requestLog(7, 5, new Date(T0).toISOString());
       assert.equal(shown.length, REQUEST_LOG_KEPT);
       assert.deepEqual([shown[0]?.requestId, shown[99]?.requestId], ['r-1000', 'r-901']);
-      // Another process (a restart, another server) knows nothing of what this one wrote: it trims the key
-      // at its first write of it.
-      await stats.close();
-      stats = new DatabaseUsageStats(store.store);
-      stats.record(record(5, T0 + 1001, 1001));
-      await stats.flush();
-      assert.equal(await lines(5), REQUEST_LOG_KEPT);
-      assert.equal((await stats.requestLog(7, 5, new Date(T0).toISOString()))[0]?.requestId, 'r-1001');
     } finally {
       await stats.close();
+      await store.close();
+    }
+  });
+
+  test('chunks a process never swept (it stopped) go at the sweep of every chunk that the next process starts at its first write', async () => {
+    const store = await openTestStore();
+    let stats = new DatabaseUsageStats(store.store, { sweepAges: [] });
+    try {
+      for (let i = 1; i <= 1000; i++) {
+        stats.record(record(6, T0 + i, i));
+        if (i % 40 === 0) await stats.flush();
+      }
+      assert.equal(await linesStored(store, 6), 1000, 'never swept');
+      await stats.close();
+      stats = new DatabaseUsageStats(store.store);
+      stats.record(record(6, T0 + 1001, 1001));
+      await stats.flush();
+      stats.record(record(6, T0 + 1002, 1002));
+      await stats.flush();
+      // Kept: every chunk with fewer than 100 lines newer than its newest (1002, 1001, 961-1000, 921-960, 881-920).
+      assert.equal(await linesStored(store, 6), 122);
+      const shown = await stats.requestLog(7, 6, new Date(T0).toISOString());
+      assert.deepEqual([shown.length, shown[0]?.requestId, shown[99]?.requestId], [REQUEST_LOG_KEPT, 'r-1002', 'r-903']);
+    } finally {
+      await stats.close();
+      await store.close();
+    }
+  });
+
+  test('two servers writing one key in turns, their lines interleaved in time: the newest 100 exactly, in order, after sweeps', async () => {
+    const store = await openTestStore();
+    const a = new DatabaseUsageStats(store.store, { sweepAges: [0, 0, 0] });
+    const b = new DatabaseUsageStats(store.store, { sweepAges: [0, 0, 0] });
+    try {
+      // Server a answers the odd requests, b the even ones, each writing 25 at a time: every chunk of one
+      // overlaps in time a chunk of the other.
+      for (let i = 1; i <= 600; i++) {
+        (i % 2 === 1 ? a : b).record(record(8, T0 + i * 10, i));
+        if (i % 50 === 0) {
+          await a.flush();
+          await b.flush();
+        }
+      }
+      const shown = await a.requestLog(7, 8, new Date(T0).toISOString());
+      assert.deepEqual(
+        shown.map((l) => l.requestId),
+        Array.from({ length: 100 }, (_, n) => `r-${600 - n}`),
+      );
+      assert.ok((await linesStored(store, 8)) < 300, 'swept');
+    } finally {
+      await a.close();
+      await b.close();
+      await store.close();
+    }
+  });
+
+  test('chunks whose newest line is past 7 days go at the purge (a process purges at its first write)', async () => {
+    const store = await openTestStore();
+    let stats = new DatabaseUsageStats(store.store);
+    try {
+      stats.record(record(10, T0 - REQUEST_LOG_MS - 1, 1));
+      stats.record(record(11, T0 - REQUEST_LOG_MS + 1, 2));
+      await stats.flush();
+      await stats.close();
+      stats = new DatabaseUsageStats(store.store);
+      stats.record(record(12, T0, 3));
+      await stats.flush();
+      assert.deepEqual([await linesStored(store, 10), await linesStored(store, 11), await linesStored(store, 12)], [0, 1, 1]);
+    } finally {
+      await stats.close();
+      await store.close();
+    }
+  });
+
+  test('lines of the same time come newest written first; a chunk changed by hand into what is not a line is left out, the rest shown', async () => {
+    const store = await openTestStore();
+    const stats = new DatabaseUsageStats(store.store);
+    try {
+      for (let i = 1; i <= 3; i++) stats.record(record(9, T0, i));
+      await stats.flush();
+      stats.record(record(9, T0, 4));
+      await stats.flush();
+      assert.deepEqual((await stats.requestLog(7, 9, new Date(T0).toISOString())).map((l) => l.requestId), ['r-4', 'r-3', 'r-2', 'r-1']);
+      const first = await store.store.db.selectFrom('key_request_log_chunks').select(['id', 'body']).where('key_id', '=', 9).orderBy('id').executeTakeFirstOrThrow();
+      const lines = JSON.parse(first.body) as unknown[][];
+      lines[1]![3] = 'two hundred';
+      await store.store.db.updateTable('key_request_log_chunks').set({ body: JSON.stringify(lines) }).where('id', '=', first.id).execute();
+      assert.deepEqual((await stats.requestLog(7, 9, new Date(T0).toISOString())).map((l) => l.requestId), ['r-4', 'r-3', 'r-1']);
+      await store.store.db.updateTable('key_request_log_chunks').set({ body: 'not json' }).where('id', '=', first.id).execute();
+      assert.deepEqual((await stats.requestLog(7, 9, new Date(T0).toISOString())).map((l) => l.requestId), ['r-4']);
+    } finally {
+      await stats.close();
+      await store.close();
+    }
+  });
+});
+
+describe(`migration 0017 (${TEST_STORE}): the request log's rows become one chunk per key, and back`, () => {
+  test("each key's newest 100 lines move with every field; down makes them rows again", async () => {
+    const store = await openTestStore({ upTo: '0016-account-days-trigger-cost' });
+    // The table 0017 drops is not in the current schema's type.
+    const db = store.store.db as unknown as Kysely<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const row = (keyId: number, i: number) => ({
+      key_id: keyId,
+      at: new Date(T0 + i * 1000).toISOString(),
+      method: i % 2 === 0 ? 'GET' : 'HEAD',
+      path: `/developer/v1/catalogue/${i}?q="é"`,
+      status: i % 5 === 0 ? 404 : 200,
+      error: i % 5 === 0 ? 'not_found' : null,
+      outcome: 'counted',
+      duration_ms: 1.25,
+      address: i % 3 === 0 ? null : '2001:db8::1',
+      request_id: `r-${keyId}-${i}`,
+    });
+    try {
+      // Key 1's lines written out of order: the newest 100 by time move, not the last inserted.
+      const lines = [...Array.from({ length: 150 }, (_, i) => row(1, 150 - i)), row(2, 1), row(2, 2), row(2, 3)];
+      for (let i = 0; i < lines.length; i += 50) await db.insertInto('key_request_log').values(lines.slice(i, i + 50)).execute();
+      await migrateToLatest(store.store);
+      const chunks = await store.store.db.selectFrom('key_request_log_chunks').select(['key_id', 'lines', 'oldest_ms', 'newest_ms']).orderBy('key_id').execute();
+      assert.deepEqual(
+        chunks.map((c) => [c.key_id, c.lines, Number(c.oldest_ms), Number(c.newest_ms)]),
+        [
+          [1, 100, T0 + 51_000, T0 + 150_000],
+          [2, 3, T0 + 1000, T0 + 3000],
+        ],
+      );
+      const stats = new DatabaseUsageStats(store.store);
+      const shown = await stats.requestLog(7, 1, new Date(T0).toISOString());
+      assert.equal(shown.length, 100);
+      const { key_id: _k, duration_ms: durationMs, request_id: requestId, ...rest } = row(1, 150);
+      assert.deepEqual(shown[0], { ...rest, durationMs, requestId });
+      assert.equal(shown[99]?.requestId, 'r-1-51');
+      await stats.close();
+
+      await migrateTo(store.store, '0016-account-days-trigger-cost');
+      const back = await db.selectFrom('key_request_log').selectAll().orderBy('key_id').orderBy('at').execute();
+      assert.equal(back.length, 103);
+      const { id: _id, ...first } = back[0] as Record<string, unknown>;
+      assert.deepEqual({ ...first, key_id: Number(first.key_id), duration_ms: Number(first.duration_ms) }, row(1, 51));
+      assert.deepEqual(back.slice(100).map((r) => r.request_id), ['r-2-1', 'r-2-2', 'r-2-3']);
+    } finally {
       await store.close();
     }
   });
@@ -318,6 +463,12 @@ describe('a busy server writes the request log at most once a second', () => {
     assert.equal(items[0]!.requestId, 'r-31');
     assert.equal(items[99]!.requestId, 'r-130');
     assert.equal(new Set(items.map((x) => x.requestId)).size, REQUEST_LOG_KEPT);
+    // Lines all newer than those held (the usual flush), then lines older than every one kept (a failed write's, again).
+    mergeLog(held, [entry(131, 150)]);
+    mergeLog(held, [entry(20, 45)]);
+    const after = held.get(1)!.items;
+    assert.deepEqual([after.length, after[0]!.requestId, after[99]!.requestId], [REQUEST_LOG_KEPT, 'r-51', 'r-150']);
+    assert.equal(new Set(after.map((x) => x.requestId)).size, REQUEST_LOG_KEPT);
   });
 });
 

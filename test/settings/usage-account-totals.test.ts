@@ -176,17 +176,9 @@ test('migration 0015 fills the totals from the rows written before it; its trigg
   const ctx = await createTestContext({ now: NOW });
   try {
     const { store } = ctx;
-    const pg = store.dialect === 'postgres';
     const [k1, k2] = (await store.db.selectFrom('api_keys').select(['id', 'account_id']).where('account_id', '=', ctx.loaded.accounts.alice!).orderBy('id').execute()).map((r) => r.id);
-    // The store as before 0015: its triggers and table removed, then rows written, then the migration again.
-    await sql`delete from kysely_migration where name in ('0015-account-usage-days', '0016-account-days-trigger-cost')`.execute(store.db);
-    for (const table of ['key_usage_buckets', 'key_outcomes_daily']) {
-      for (const t of ['insert', 'update', 'delete']) {
-        await sql.raw(`drop trigger ${table}_account_${t}${pg ? ` on ${table}` : ''}`).execute(store.db);
-        if (pg) await sql.raw(`drop function ${table}_account_${t}()`).execute(store.db);
-      }
-    }
-    await store.db.schema.dropTable('account_usage_days').execute();
+    // The store as before 0015 (its triggers and table gone), then rows written, then the migrations again.
+    await migrateTo(store, '0014-version-notify');
     await store.db
       .insertInto('key_usage_buckets')
       .values([
