@@ -8,6 +8,15 @@
  *
  *   node --import tsx bench/stats-overhead.ts            (RUNS=3, BENCH_DURATION=10s, BENCH_WARMUP=3s, BENCH_PORT=18300)
  *
+ *   node --import tsx bench/stats-overhead.ts --log      the request log's share (issue 19 item 3: at most 5%): the
+ *   item GET with every statistic against the same without the request log's lines (their building, merging
+ *   and writing), over BENCH_KEYS accounts with a key each (default 1,001: each flush writes a line per
+ *   request), RUNS=3 pairs in turns, BENCH_WARMUP=20s so that the log's sweeps (15 s after a write) run in the
+ *   measured part, BENCH_DURATION=20s
+ *
+ *   node --import tsx bench/stats-overhead.ts --micro --log   the request log's own cost in CPU time per request,
+ *   without the server (micro() says how)
+ *
  *   node --import tsx bench/stats-overhead.ts --micro    the added work alone, in CPU time per request: what
  *   the onResponse hook adds (usageRecord + record) and the flushes, over MICRO_REQUESTS records shaped like
  *   the item GETs above (one in ten a 404 rejection), flushed every 2,000 (half a second at 4,000 req/s)
@@ -26,23 +35,36 @@ import type { FastifyRequest } from 'fastify';
 import { buildApp } from '../src/http/app.js';
 import { usageRecord } from '../src/http/api/usage-record.js';
 import { DatabaseUsageStats } from '../src/metering/database-usage-stats.js';
+import type { StatsBatch } from '../src/metering/usage-stats.js';
+import { cli } from './bench-support.js';
 import { SqliteMeter } from '../src/metering/sqlite-meter.js';
 import { migrateToLatest, openStore } from '../src/store/database.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 5000);
+const LOG_MODE = process.argv.includes('--log');
 const RUNS = Number(process.env.RUNS ?? 3);
-const DURATION = process.env.BENCH_DURATION ?? '10s';
-const WARMUP = process.env.BENCH_WARMUP ?? '3s';
+const DURATION = process.env.BENCH_DURATION ?? (LOG_MODE ? '20s' : '10s');
+const WARMUP = process.env.BENCH_WARMUP ?? (LOG_MODE ? '20s' : '3s');
+const KEYS = Number(process.env.BENCH_KEYS ?? (LOG_MODE ? 1001 : 0));
 const PLAN_LIMITS = JSON.stringify({ enthusiast: { monthly: 1_000_000_000, perMinute: 1_000_000_000 } });
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
-/** The server half: `--serve on|off`, over DATABASE_URL, on PORT. */
+/** Every statistic but the request log's lines. */
+class WithoutRequestLog extends DatabaseUsageStats {
+  protected override requestLogOf(): StatsBatch['log'] {
+    return [];
+  }
+}
+
+type Mode = 'off' | 'on' | 'log-off';
+
+/** The server half: `--serve on|off|log-off`, over DATABASE_URL, on PORT. */
 async function serve(mode: string): Promise<void> {
   const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn', PLAN_LIMITS } as Record<string, string>);
   const store = openStore(config.database);
   if (store.sqlite === null) throw new Error('this comparison runs on SQLite');
-  const stats = mode === 'on' ? new DatabaseUsageStats(store) : undefined;
+  const stats = mode === 'on' ? new DatabaseUsageStats(store) : mode === 'log-off' ? new WithoutRequestLog(store) : undefined;
   const app = await buildApp({ config, store, meter: new SqliteMeter(store.sqlite), clock: systemClock, ...(stats ? { stats } : {}) });
   await app.listen({ host: '127.0.0.1', port: config.port });
   process.stdout.write('ready\n');
@@ -56,7 +78,7 @@ async function serve(mode: string): Promise<void> {
   });
 }
 
-function startServer(mode: 'on' | 'off', databaseUrl: string, port: number): Promise<ChildProcess> {
+function startServer(mode: Mode, databaseUrl: string, port: number): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve', mode], {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port) },
@@ -88,6 +110,20 @@ function wrk(base: string, keysFile: string, duration: string): { rps: number; r
   return result;
 }
 
+/** BENCH_KEYS accounts with a key each, loaded with `shelfapi load` (as `npm run bench` does); their keys. */
+function loadAccounts(dir: string, databaseUrl: string): string[] {
+  if (KEYS === 0) return [];
+  const file = join(dir, 'accounts.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      accounts: Array.from({ length: KEYS }, (_, i) => ({ ref: `b${i}`, email: `bench${i}@shelfapi.dev`, plan: 'enthusiast' })),
+      keys: Array.from({ length: KEYS }, (_, i) => ({ ref: `b${i}`, account: `b${i}`, name: 'bench', scopes: ['catalogue:read'] })),
+    }),
+  );
+  return Object.values((JSON.parse(cli(['load', file, '--json'], { DATABASE_URL: databaseUrl })) as { keys: Record<string, string> }).keys);
+}
+
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 async function compare(): Promise<void> {
@@ -99,13 +135,15 @@ async function compare(): Promise<void> {
     const seeded = await seedDemo(store, { items: ITEMS, keyPrefix: 'shelf', now: Date.now() });
     await store.close();
     const keysFile = join(dir, 'keys.txt');
-    writeFileSync(keysFile, `${seeded.keys.demo}\n${seeded.keys.collector}\n`);
-    const results: Record<'off' | 'on', number[]> = { off: [], on: [] };
-    const cpuUs: Record<'off' | 'on', number[]> = { off: [], on: [] };
+    writeFileSync(keysFile, `${[seeded.keys.demo, seeded.keys.collector, ...loadAccounts(dir, databaseUrl)].join('\n')}\n`);
+    // `off` is the baseline the ratio divides by: no statistics, or (--log) every statistic but the request log.
+    const modes = LOG_MODE ? (['log-off', 'on'] as const) : (['off', 'on'] as const);
+    const results: Record<Mode, number[]> = { off: [], 'log-off': [], on: [] };
+    const cpuUs: Record<Mode, number[]> = { off: [], 'log-off': [], on: [] };
     // BENCH_PORT: where the servers listen (one port per run, counting up), as `npm run bench` takes it.
     let port = Number(process.env.BENCH_PORT ?? 18300);
     for (let run = 1; run <= RUNS; run++) {
-      for (const mode of ['off', 'on'] as const) {
+      for (const mode of modes) {
         const child = await startServer(mode, databaseUrl, port);
         try {
           const base = `http://127.0.0.1:${port}`;
@@ -123,19 +161,22 @@ async function compare(): Promise<void> {
         }
       }
     }
-    const off = median(results.off);
+    const baseline = modes[0];
+    const off = median(results[baseline]);
     const on = median(results.on);
     const round = (n: number) => Math.round(n * 10) / 10;
     process.stdout.write(
       `${JSON.stringify({
         items: ITEMS,
+        keys: KEYS + 2,
         runs: RUNS,
         duration: DURATION,
-        rps: { off: results.off.map(Math.round), on: results.on.map(Math.round), ratio: Math.round((on / off) * 1000) / 1000 },
+        baseline,
+        rps: { [baseline]: results[baseline].map(Math.round), on: results.on.map(Math.round), ratio: Math.round((on / off) * 1000) / 1000 },
         cpuUsPerRequest: {
-          off: cpuUs.off.map(round),
+          [baseline]: cpuUs[baseline].map(round),
           on: cpuUs.on.map(round),
-          ratio: Math.round((median(cpuUs.on) / median(cpuUs.off)) * 1000) / 1000,
+          ratio: Math.round((median(cpuUs.on) / median(cpuUs[baseline])) * 1000) / 1000,
         },
       })}\n`,
     );
@@ -144,53 +185,80 @@ async function compare(): Promise<void> {
   }
 }
 
-/** The statistics' own work, timed with process.cpuUsage (this process's CPU, whatever its neighbours do). */
+/**
+ * The statistics' own work, timed with process.cpuUsage (this process's CPU, whatever its neighbours do):
+ * the onResponse hook and the flushes, per request. Plain: two keys of one account, a flush every 2,000
+ * records. With --log (`--micro --log`): 1,001 keys, a flush every 8,000 records (a busy server's
+ * once-a-second write of the counts and the log), on a clock that moves a second every 8,000 records so
+ * that the request log's sweeps run as on a server (15 s, 1 min after a write), 600,000 records; every
+ * statistic against the same without the request log's lines, RUNS times in turns.
+ */
 async function micro(): Promise<void> {
-  const n = Number(process.env.MICRO_REQUESTS ?? 200_000);
-  const dir = mkdtempSync(join(tmpdir(), 'shelfapi-stats-micro-'));
-  const store = openStore({ dialect: 'sqlite', path: join(dir, 'micro.sqlite') });
-  try {
-    await migrateToLatest(store);
-    const stats = new DatabaseUsageStats(store);
-    // What the pipeline leaves on a request, for usageRecord: two keys of one account; one in ten a 404.
-    const request = (i: number, status: number) =>
-      ({
-        principal: { keyId: 1 + (i % 2), accountId: 1 },
-        refusedKey: null,
-        failure: status === 404 ? { code: 'not_found', message: `No published catalogue item has masterItemId ${i}.` } : null,
-        counted: { period: '2026-11', day: '2026-11-24' },
-        url: `/developer/v1/catalogue/${i}`,
-        method: 'GET',
-        id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
-        ip: '127.0.0.1',
-      }) as unknown as FastifyRequest;
-    const now = Date.now();
-    let hookUs = 0;
-    let flushUs = 0;
-    for (let i = 0; i < n; i++) {
-      const status = i % 10 === 0 ? 404 : 200;
-      const req = request(i, status);
-      const start = process.cpuUsage();
-      const record = usageRecord(req, status, now + i, 1.25, '/catalogue/:id');
-      if (record !== null) stats.record(record);
-      const used = process.cpuUsage(start);
-      hookUs += used.user + used.system;
-      if (i % 2000 === 1999) {
-        const flushStart = process.cpuUsage();
-        await stats.flush();
-        const flushed = process.cpuUsage(flushStart);
-        flushUs += flushed.user + flushed.system;
+  const n = Number(process.env.MICRO_REQUESTS ?? (LOG_MODE ? 600_000 : 200_000));
+  const keys = LOG_MODE ? KEYS : 2;
+  const flushEvery = LOG_MODE ? 8_000 : 2_000;
+  const one = async (mode: 'on' | 'log-off'): Promise<{ hookUs: number; flushUs: number }> => {
+    const dir = mkdtempSync(join(tmpdir(), 'shelfapi-stats-micro-'));
+    const store = openStore({ dialect: 'sqlite', path: join(dir, 'micro.sqlite') });
+    const realNow = Date.now;
+    const start = realNow();
+    try {
+      await migrateToLatest(store);
+      const stats = mode === 'on' ? new DatabaseUsageStats(store) : new WithoutRequestLog(store);
+      // What the pipeline leaves on a request, for usageRecord; one in ten a 404.
+      const request = (i: number, status: number) =>
+        ({
+          principal: { keyId: 1 + (i % keys), accountId: 1 + (i % keys) },
+          refusedKey: null,
+          failure: status === 404 ? { code: 'not_found', message: `No published catalogue item has masterItemId ${i}.` } : null,
+          counted: { period: '2026-11', day: '2026-11-24' },
+          url: `/developer/v1/catalogue/${i}`,
+          method: 'GET',
+          id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+          ip: '127.0.0.1',
+        }) as unknown as FastifyRequest;
+      let hookUs = 0;
+      let flushUs = 0;
+      for (let i = 0; i < n; i++) {
+        if (LOG_MODE) Date.now = () => start + Math.floor(i / 8);
+        const status = i % 10 === 0 ? 404 : 200;
+        const req = request(i, status);
+        const before = process.cpuUsage();
+        const record = usageRecord(req, status, start + Math.floor(i / 8), 1.25, '/catalogue/:id');
+        if (record !== null) stats.record(record);
+        const used = process.cpuUsage(before);
+        hookUs += used.user + used.system;
+        if (i % flushEvery === flushEvery - 1) {
+          const flushStart = process.cpuUsage();
+          await stats.flush();
+          const flushed = process.cpuUsage(flushStart);
+          flushUs += flushed.user + flushed.system;
+        }
       }
+      await stats.close();
+      return { hookUs: hookUs / n, flushUs: flushUs / n };
+    } finally {
+      Date.now = realNow;
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
     }
-    await stats.close();
-    const round = (x: number) => Math.round(x * 100) / 100;
-    process.stdout.write(
-      `${JSON.stringify({ requests: n, hookUsPerRequest: round(hookUs / n), flushUsPerRequest: round(flushUs / n), totalUsPerRequest: round((hookUs + flushUs) / n) })}\n`,
-    );
-  } finally {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
+  };
+  const round = (x: number) => Math.round(x * 100) / 100;
+  if (!LOG_MODE) {
+    const { hookUs, flushUs } = await one('on');
+    process.stdout.write(`${JSON.stringify({ requests: n, hookUsPerRequest: round(hookUs), flushUsPerRequest: round(flushUs), totalUsPerRequest: round(hookUs + flushUs) })}\n`);
+    return;
   }
+  const totals: Record<'on' | 'log-off', number[]> = { on: [], 'log-off': [] };
+  for (let run = 1; run <= RUNS; run++) {
+    for (const mode of ['log-off', 'on'] as const) {
+      const { hookUs, flushUs } = await one(mode);
+      totals[mode].push(round(hookUs + flushUs));
+      log(`run ${run}, ${mode}: hook ${hookUs.toFixed(2)} µs, flushes ${flushUs.toFixed(2)} µs a request`);
+    }
+  }
+  const logUs = round(median(totals.on) - median(totals['log-off']));
+  process.stdout.write(`${JSON.stringify({ requests: n, keys, usPerRequest: totals, requestLogUsPerRequest: logUs })}\n`);
 }
 
 const serveAt = process.argv.indexOf('--serve');

@@ -27,6 +27,21 @@ export function dayOf(ms: number): string {
   return text;
 }
 
+let heldSecond = { start: 0, text: '' };
+
+/**
+ * `new Date(ms).toISOString()`, with the date and time to the second made once a second: the request log
+ * and the rejections name every request's time, and Date's formatting cost ~0.65 µs a call.
+ */
+export function isoOf(ms: number): string {
+  // Fractions of a millisecond, and years before 0 or after 9999, as Date writes them (or refuses them).
+  if (!Number.isInteger(ms) || ms < -62_167_219_200_000 || ms >= 253_402_300_800_000) return new Date(ms).toISOString();
+  const start = Math.floor(ms / 1000) * 1000;
+  if (start !== heldSecond.start || heldSecond.text === '') heldSecond = { start, text: new Date(start).toISOString().slice(0, 19) };
+  const millis = ms - start;
+  return `${heldSecond.text}.${millis < 10 ? '00' : millis < 100 ? '0' : ''}${millis}Z`;
+}
+
 let heldBounds: Readonly<{ start: number; reset: number }> = { start: 0, reset: 0 };
 
 /** Start of the month containing ms, and of the next one (the quota reset), in epoch ms (frozen: shared). */

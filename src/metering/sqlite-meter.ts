@@ -12,7 +12,7 @@
 import type SqliteDatabase from 'better-sqlite3';
 import type { Admission, AdmitRequest, KeyDailyUsage, Meter } from './meter.js';
 import { MeterUnavailableError } from './meter.js';
-import { WINDOW_MS } from './periods.js';
+import { dayOf, periodOf, WINDOW_MS } from './periods.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SQLITE_BUSY_TIMEOUT_MS } from '../store/database.js';
 import { withBusyTimeout } from './sqlite-busy-timeout.js';
@@ -85,9 +85,8 @@ export class SqliteMeter implements Meter {
         return { burst: { allowed: false, remaining: 0, resetInMs }, quota: null };
       }
       rows.record(row, r.now);
-      const iso = new Date(r.now).toISOString();
-      const period = iso.slice(0, 7);
-      const key = rows.keyOn(row, r.keyId, iso.slice(0, 10));
+      const period = periodOf(r.now);
+      const key = rows.keyOn(row, r.keyId, dayOf(r.now));
       key.lastUsedMs = r.now;
       const burst = {
         allowed: true,

@@ -14,7 +14,7 @@
 import type { Selectable } from 'kysely';
 import type { KeyRejectionsTable } from '../store/schema.js';
 import { redactSecrets } from '../keys/api-key.js';
-import { dayOf } from './periods.js';
+import { dayOf, isoOf } from './periods.js';
 import { BucketCounts, UsageBucketCounter } from './usage-buckets.js';
 
 export const OUTCOMES = [
@@ -250,7 +250,7 @@ export interface StatsBatch {
 }
 
 /** A flush's records summed, the usage buckets apart: a flush adds them to those it holds (BufferedUsageStats). */
-function summarize(records: readonly RequestRecord[]): { batch: StatsBatch; buckets: UsageBucketCounter } {
+function summarize(records: readonly RequestRecord[], logOf: (records: readonly RequestRecord[]) => StatsBatch['log']): { batch: StatsBatch; buckets: UsageBucketCounter } {
   const outcomes = new Map<string, StatsBatch['outcomes'][number]>();
   const lastUse = new Map<number, StatsBatch['lastUse'][number]>();
   const rejections = new Map<number, StatsBatch['rejections'][number]>();
@@ -283,7 +283,7 @@ function summarize(records: readonly RequestRecord[]): { batch: StatsBatch; buck
       outcomes: [...outcomes.values()],
       lastUse: [...lastUse.values()],
       rejections: [...rejections.values()],
-      log: requestLogOf(records),
+      log: logOf(records),
       buckets: [],
     },
     buckets,
@@ -318,7 +318,7 @@ function logEntryOf(r: RequestRecord, call: CallRecord): RequestLogEntry {
   // Keys however written (percent-encoded, without their prefix) and sign-in tokens: as the app's log does.
   const path = redactSecrets(call.url);
   return {
-    at: new Date(r.at).toISOString(),
+    at: isoOf(r.at),
     method: call.method,
     path: path.length > PATH_KEPT ? `${path.slice(0, PATH_KEPT)}…` : path,
     status: call.status,
@@ -441,6 +441,10 @@ export abstract class BufferedUsageStats implements UsageStats {
   pace: StatsPace = { flushDelayMs: FLUSH_DELAY_MS, flushRecords: FLUSH_RECORDS };
 
   protected abstract write(batch: StatsBatch): Promise<void>;
+  /** A flush's request log lines (requestLogOf); bench/stats-overhead.ts --log measures the item GET without them. */
+  protected requestLogOf(records: readonly RequestRecord[]): StatsBatch['log'] {
+    return requestLogOf(records);
+  }
   abstract keyOutcomes(accountId: number, keyId: number, sinceDay: string, untilDay: string): Promise<DayOutcomes[]>;
   abstract keysOutcomes(accountId: number, keyIds: readonly number[], sinceDay: string, untilDay: string): Promise<DayOutcomes[]>;
   abstract recentRejections(accountId: number, keyId: number): Promise<Rejection[]>;
@@ -536,7 +540,7 @@ export abstract class BufferedUsageStats implements UsageStats {
       const records = this.held;
       if (records.length === 0 && this.pendingLog.size === 0 && !this.countsHeld()) return;
       this.held = [];
-      const { batch, buckets: ownBuckets } = summarize(records);
+      const { batch, buckets: ownBuckets } = summarize(records, (held) => this.requestLogOf(held));
       mergeLog(this.pendingLog, batch.log);
       const logDue = mode !== 'busy' || this.logBacklog || Date.now() - this.logWrittenAt >= LOG_WRITE_MS;
       batch.log = logDue ? this.takeLog(mode === 'all' ? Infinity : LOG_LINES_PER_WRITE) : [];

@@ -7,6 +7,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { redactKeys } from '../../keys/api-key.js';
+import { isoOf } from '../../metering/periods.js';
 import { outcomeOf, type Rejection, type RequestRecord } from '../../metering/usage-stats.js';
 
 /** A path longer than this is kept cut short: enough to recognise a script's call. */
@@ -40,7 +41,7 @@ function rejection(request: FastifyRequest, status: number, error: string | null
   // this path, and a key is never stored where it can be read back.
   const path = redactKeys(query === -1 ? request.url : request.url.slice(0, query));
   return {
-    at: new Date(now).toISOString(),
+    at: isoOf(now),
     method: request.method,
     path: path.length > PATH_KEPT ? `${path.slice(0, PATH_KEPT)}…` : path,
     status,
