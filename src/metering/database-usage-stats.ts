@@ -89,26 +89,25 @@ function newestOf(batch: StatsBatch): number | null {
   return newest;
 }
 
-/** The rejections' insert and the delete keeping the newest 20 per key. */
+const rejectionInsert = (db: Kysely<Database>, rows: ReadonlyArray<Rejection & { keyId: number }>) =>
+  db.insertInto('key_rejections').values(
+    rows.map((r) => ({
+      key_id: r.keyId,
+      at: r.at,
+      method: r.method,
+      path: r.path,
+      status: r.status,
+      error: r.error,
+      message: r.message,
+      request_id: r.requestId,
+    })),
+  );
+
+/** The rejections' insert and the delete keeping the newest 20 per key (PostgreSQL; SQLite runs prepared statements per row and key). */
 function rejectionStatements(db: Kysely<Database>, batch: StatsBatch): Compilable[] {
   const out: Compilable[] = [];
   const rejections = batch.rejections.flatMap((entry) => entry.items.map((item) => ({ keyId: entry.keyId, ...item })));
-  for (const rows of chunks(rejections)) {
-    out.push(
-      db.insertInto('key_rejections').values(
-        rows.map((r) => ({
-          key_id: r.keyId,
-          at: r.at,
-          method: r.method,
-          path: r.path,
-          status: r.status,
-          error: r.error,
-          message: r.message,
-          request_id: r.requestId,
-        })),
-      ),
-    );
-  }
+  for (const rows of chunks(rejections)) out.push(rejectionInsert(db, rows));
   for (const rows of chunks(batch.rejections)) {
     out.push(
       db
@@ -196,8 +195,7 @@ export class DatabaseUsageStats extends BufferedUsageStats {
     if (batch.outcomes.length === 0 && batch.lastUse.length === 0 && batch.rejections.length === 0 && logChunks.length === 0 && batch.buckets.length === 0 && plan.ranges.length === 0 && plan.fullAfter === null) return;
     // An operator's transaction open on this connection (never in a serving process): do not join it.
     if (conn.inTransaction) throw new Error('the store connection is inside a transaction; written at the next flush');
-    const { outcome, lastUse, bucket, chunk, sweep, sliceEnd } = (this.#rowStatements ??= this.#prepareRowStatements(conn));
-    const rejections = rejectionStatements(this.db, batch).map((q) => q.compile());
+    const { outcome, lastUse, bucket, rejection, trimRejections, chunk, sweep, sliceEnd } = (this.#rowStatements ??= this.#prepareRowStatements(conn));
     const purge = purgeAt === null ? [] : purges(this.db, purgeAt).map((q) => q.compile());
     const { wrote, fullReached } = withBusyTimeout(conn, 0, () =>
       conn
@@ -205,7 +203,10 @@ export class DatabaseUsageStats extends BufferedUsageStats {
           for (const r of batch.outcomes) outcome.run(r.keyId, r.day, r.outcome, r.requests);
           for (const r of batch.lastUse) lastUse.run(r.keyId, new Date(r.at).toISOString(), r.address);
           for (const r of batch.buckets) bucket.run(r.keyId, r.period, r.field, r.requests);
-          for (const q of rejections) conn.prepare(q.sql).run(...(q.parameters as unknown[]));
+          for (const entry of batch.rejections) {
+            for (const r of entry.items) rejection.run(entry.keyId, r.at, r.method, r.path, r.status, r.error, r.message, r.requestId);
+            trimRejections.run(entry.keyId, entry.keyId, -1, REJECTIONS_KEPT);
+          }
           // One writer at a time: a transaction's chunks take consecutive ids.
           let first: number | null = null;
           let last = 0;
@@ -248,6 +249,8 @@ export class DatabaseUsageStats extends BufferedUsageStats {
     outcome: SqliteDatabase.Statement;
     lastUse: SqliteDatabase.Statement;
     bucket: SqliteDatabase.Statement;
+    rejection: SqliteDatabase.Statement;
+    trimRejections: SqliteDatabase.Statement;
     chunk: SqliteDatabase.Statement;
     sweep: SqliteDatabase.Statement;
     sliceEnd: SqliteDatabase.Statement;
@@ -264,6 +267,19 @@ export class DatabaseUsageStats extends BufferedUsageStats {
       outcome: prepare(outcomesUpsert(this.db, [{ accountId: 0, keyId: 1, day: 'd', outcome: 'counted', requests: 2 }]), [1, 'd', 'counted', 2]),
       lastUse: prepare(lastUseUpsert(this.db, [{ accountId: 0, keyId: 1, at, address: 'a' }]), [1, new Date(at).toISOString(), 'a']),
       bucket: prepare(bucketsUpsert(this.db, [{ accountId: 0, keyId: 1, period: 'p', field: 'f', requests: 2 }]), [1, 'p', 'f', 2]),
+      rejection: prepare(rejectionInsert(this.db, [{ keyId: 1, at: 'a', method: 'm', path: 'p', status: 2, error: 'e', message: 'g', requestId: 'r' }]), [1, 'a', 'm', 'p', 2, 'e', 'g', 'r']),
+      // One key's rejections past its newest REJECTIONS_KEPT, read backwards along the (key_id, at, id) index:
+      // the statement of rejectionStatements (PostgreSQL's) ran its subquery once per row of the keys, and a
+      // flush's multi-row insert was parsed anew each time.
+      trimRejections: prepare(
+        this.db
+          .deleteFrom('key_rejections')
+          .where('key_id', '=', 1)
+          .where('id', 'in', (eb) =>
+            eb.selectFrom('key_rejections as kept').select('kept.id').where('kept.key_id', '=', 1).orderBy('kept.at', 'desc').orderBy('kept.id', 'desc').limit(-1).offset(REJECTIONS_KEPT),
+          ),
+        [1, 1, -1, REJECTIONS_KEPT],
+      ),
       chunk: prepare(this.db.insertInto('key_request_log_chunks').values({ key_id: 1, oldest_ms: 2, newest_ms: 3, lines: 4, body: 'b' }), [1, 2, 3, 4, 'b']),
       sweep: prepare(sweepChunks(this.db, 1, 2, 3), [1, 2, 3]),
       sliceEnd: prepare(fullSweepSliceEnd(this.db, 1, 2), [1, 2]),

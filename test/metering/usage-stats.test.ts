@@ -135,6 +135,10 @@ describe('the last 20 rejections', () => {
     );
     assert.equal(rejections[0]?.error, 'not_found');
     assert.equal(rejections[0]?.message, 'No such route.');
+    if (ctx.stats instanceof DatabaseUsageStats) {
+      const stored = await ctx.store.db.selectFrom('key_rejections').select((eb) => eb.fn.countAll<number | string>().as('n')).where('key_id', '=', keyId).executeTakeFirstOrThrow();
+      assert.equal(Number(stored.n), REJECTIONS_KEPT, 'the store keeps no more than it shows');
+    }
   });
 });
 
