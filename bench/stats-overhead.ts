@@ -1,10 +1,11 @@
 /**
  * What recording the owners' per-key statistics costs the hot path: GET /developer/v1/catalogue/:id on a
  * small seeded SQLite store (BENCH_ITEMS, default 5,000 items), served with and without a UsageStats, driven
- * by wrk at 50 connections with random ids; the two are run in turn (off, on, off, on, ...) so that the
- * load of a shared machine falls on both alike. Prints each run and the ratio of the medians, of requests
- * per second and of the server's CPU time per request (user + system, from /proc): on a machine shared
- * with other work, throughput swings with the neighbours' load, CPU time per request much less.
+ * by wrk at 50 connections with random ids; the two are run in turns (off, on, on, off, off, on, ...) so
+ * that the load of a shared machine, or a store that grows, falls on both alike. Prints each run and the
+ * median of the pairs' ratios, of requests per second and of the server's CPU time per request (user +
+ * system, from /proc): on a machine shared with other work, throughput swings with the neighbours' load,
+ * CPU time per request less.
  *
  *   node --import tsx bench/stats-overhead.ts            (RUNS=3, BENCH_DURATION=10s, BENCH_WARMUP=3s, BENCH_PORT=18300)
  *
@@ -143,7 +144,9 @@ async function compare(): Promise<void> {
     // BENCH_PORT: where the servers listen (one port per run, counting up), as `npm run bench` takes it.
     let port = Number(process.env.BENCH_PORT ?? 18300);
     for (let run = 1; run <= RUNS; run++) {
-      for (const mode of modes) {
+      // In turns, the order reversed every other pair (ABBA): a machine (or a store) that slows over the runs
+      // weighs on both alike; each pair gives a ratio, and the ratios' median is the answer.
+      for (const mode of run % 2 === 1 ? modes : [...modes].reverse()) {
         const child = await startServer(mode, databaseUrl, port);
         try {
           const base = `http://127.0.0.1:${port}`;
@@ -162,9 +165,9 @@ async function compare(): Promise<void> {
       }
     }
     const baseline = modes[0];
-    const off = median(results[baseline]);
-    const on = median(results.on);
     const round = (n: number) => Math.round(n * 10) / 10;
+    const pairRatios = (values: Record<Mode, number[]>) => values.on.map((on, i) => on / values[baseline][i]!);
+    const ratio = (values: Record<Mode, number[]>) => Math.round(median(pairRatios(values)) * 1000) / 1000;
     process.stdout.write(
       `${JSON.stringify({
         items: ITEMS,
@@ -172,12 +175,8 @@ async function compare(): Promise<void> {
         runs: RUNS,
         duration: DURATION,
         baseline,
-        rps: { [baseline]: results[baseline].map(Math.round), on: results.on.map(Math.round), ratio: Math.round((on / off) * 1000) / 1000 },
-        cpuUsPerRequest: {
-          [baseline]: cpuUs[baseline].map(round),
-          on: cpuUs.on.map(round),
-          ratio: Math.round((median(cpuUs.on) / median(cpuUs[baseline])) * 1000) / 1000,
-        },
+        rps: { [baseline]: results[baseline].map(Math.round), on: results.on.map(Math.round), ratio: ratio(results) },
+        cpuUsPerRequest: { [baseline]: cpuUs[baseline].map(round), on: cpuUs.on.map(round), ratio: ratio(cpuUs) },
       })}\n`,
     );
   } finally {
@@ -251,13 +250,13 @@ async function micro(): Promise<void> {
   }
   const totals: Record<'on' | 'log-off', number[]> = { on: [], 'log-off': [] };
   for (let run = 1; run <= RUNS; run++) {
-    for (const mode of ['log-off', 'on'] as const) {
+    for (const mode of run % 2 === 1 ? (['log-off', 'on'] as const) : (['on', 'log-off'] as const)) {
       const { hookUs, flushUs } = await one(mode);
       totals[mode].push(round(hookUs + flushUs));
       log(`run ${run}, ${mode}: hook ${hookUs.toFixed(2)} µs, flushes ${flushUs.toFixed(2)} µs a request`);
     }
   }
-  const logUs = round(median(totals.on) - median(totals['log-off']));
+  const logUs = round(median(totals.on.map((on, i) => on - totals['log-off'][i]!)));
   process.stdout.write(`${JSON.stringify({ requests: n, keys, usPerRequest: totals, requestLogUsPerRequest: logUs })}\n`);
 }
 
