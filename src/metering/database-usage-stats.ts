@@ -72,7 +72,11 @@ const bucketsUpsert = (db: Kysely<Database>, rows: StatsBatch['buckets']) =>
 
 /** What is past its time, `newest` being the latest request written (epoch ms, the app's clock). */
 const purges = (db: Kysely<Database>, newest: number): Compilable[] => [
-  db.deleteFrom('key_request_log_chunks').where('newest_ms', '<', newest - REQUEST_LOG_MS),
+  // Found on the (key_id, oldest_ms, newest_ms, lines) index, which SQLite scans instead of the table's
+  // bodies: 1.4-2 ms against 43 ms for 33,561 chunks (the first purge after a start, from a cold cache, 0.7 s).
+  db
+    .deleteFrom('key_request_log_chunks')
+    .where('id', 'in', (eb) => eb.selectFrom('key_request_log_chunks').select('id').where('newest_ms', '<', newest - REQUEST_LOG_MS)),
   db
     .deleteFrom('key_usage_buckets')
     .where(sql<number>`length(period)`, '=', 13)
