@@ -18,12 +18,21 @@ export function periodOf(ms: number): string {
   return text;
 }
 
+/** Days named before, by their number since 1970: the settings pages name 90 days for each of 20 keys. */
+const dayTexts = new Map<number, string>();
+const DAY_TEXTS_KEPT = 4096;
+
 export function dayOf(ms: number): string {
   if (ms >= heldDay.start && ms < heldDay.end) return heldDay.text;
-  const text = new Date(ms).toISOString().slice(0, 10);
   // UTC days are all DAY_MS long in epoch ms (which count no leap seconds).
-  const start = Math.floor(ms / DAY_MS) * DAY_MS;
-  heldDay = { start, end: start + DAY_MS, text };
+  const n = Math.floor(ms / DAY_MS);
+  let text = dayTexts.get(n);
+  if (text === undefined) {
+    text = new Date(ms).toISOString().slice(0, 10);
+    if (dayTexts.size >= DAY_TEXTS_KEPT) dayTexts.clear();
+    dayTexts.set(n, text);
+  }
+  heldDay = { start: n * DAY_MS, end: (n + 1) * DAY_MS, text };
   return text;
 }
 

@@ -2,7 +2,7 @@
 // it must write exactly what Date's toISOString writes, whatever times come in whatever order.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isoOf } from '../../src/metering/periods.js';
+import { dayOf, isoOf } from '../../src/metering/periods.js';
 
 test("isoOf writes what toISOString writes: milliseconds padded, seconds alternating, before 1970, Date's limits, fractions", () => {
   const times = [
@@ -18,4 +18,14 @@ test("isoOf writes what toISOString writes: milliseconds padded, seconds alterna
   }
   for (const ms of times) assert.equal(isoOf(ms), new Date(ms).toISOString(), String(ms));
   assert.throws(() => isoOf(8.64e15 + 1), RangeError, 'past what a Date holds: refused as Date refuses it');
+});
+
+test('dayOf names the UTC day as toISOString does, for days in any order and past what it keeps', () => {
+  let seed = 11;
+  for (let i = 0; i < 10_000; i++) {
+    seed = (seed * 48271) % 2147483647;
+    // Days from 1960 on, many more than the 4,096 it keeps, and the day before and after each.
+    const ms = Date.parse('1960-01-01T00:00:00.000Z') + (seed % 2_500_000_000) * 1000;
+    for (const at of [ms, ms - 86_400_000, ms + 86_400_000]) assert.equal(dayOf(at), new Date(at).toISOString().slice(0, 10), String(at));
+  }
 });
