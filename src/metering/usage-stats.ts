@@ -249,8 +249,11 @@ export interface StatsBatch {
   buckets: Array<{ accountId: number; keyId: number; period: string; field: string; requests: number }>;
 }
 
-/** A flush's records summed, the usage buckets apart: a flush adds them to those it holds (BufferedUsageStats). */
-function summarize(records: readonly RequestRecord[], logOf: (records: readonly RequestRecord[]) => StatsBatch['log']): { batch: StatsBatch; buckets: UsageBucketCounter } {
+/**
+ * A flush's records summed, the usage buckets and the request log apart: a flush adds the buckets to those it
+ * holds and takes the log's lines itself (BufferedUsageStats).
+ */
+function summarize(records: readonly RequestRecord[]): { batch: StatsBatch; buckets: UsageBucketCounter } {
   const outcomes = new Map<string, StatsBatch['outcomes'][number]>();
   const lastUse = new Map<number, StatsBatch['lastUse'][number]>();
   const rejections = new Map<number, StatsBatch['rejections'][number]>();
@@ -283,7 +286,7 @@ function summarize(records: readonly RequestRecord[], logOf: (records: readonly 
       outcomes: [...outcomes.values()],
       lastUse: [...lastUse.values()],
       rejections: [...rejections.values()],
-      log: logOf(records),
+      log: [],
       buckets: [],
     },
     buckets,
@@ -540,8 +543,8 @@ export abstract class BufferedUsageStats implements UsageStats {
       const records = this.held;
       if (records.length === 0 && this.pendingLog.size === 0 && !this.countsHeld()) return;
       this.held = [];
-      const { batch, buckets: ownBuckets } = summarize(records, (held) => this.requestLogOf(held));
-      mergeLog(this.pendingLog, batch.log);
+      const { batch, buckets: ownBuckets } = summarize(records);
+      mergeLog(this.pendingLog, this.requestLogOf(records));
       const logDue = mode !== 'busy' || this.logBacklog || Date.now() - this.logWrittenAt >= LOG_WRITE_MS;
       batch.log = logDue ? this.takeLog(mode === 'all' ? Infinity : LOG_LINES_PER_WRITE) : [];
       // The counts, last uses and rejections of these records join those held; all of them go when due.
