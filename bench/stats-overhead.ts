@@ -144,7 +144,7 @@ async function compare(): Promise<void> {
     // BENCH_PORT: where the servers listen (one port per run, counting up), as `npm run bench` takes it.
     let port = Number(process.env.BENCH_PORT ?? 18300);
     for (let run = 1; run <= RUNS; run++) {
-      // In turns, the order reversed every other pair (ABBA): a machine (or a store) that slows over the runs
+      // In turns, the order reversed every other pair (ABBA): a machine that slows over the runs
       // weighs on both alike; each pair gives a ratio, and the ratios' median is the answer.
       for (const mode of run % 2 === 1 ? modes : [...modes].reverse()) {
         // Each server on its own copy of the seeded store: a log-on run's chunks (a 40 s server never runs
