@@ -103,10 +103,28 @@ function answeringPids(output: string): Set<number> {
   return pids;
 }
 
+/** Why the servers answered 503: each distinct error message they logged as an outage, with its count. */
+function outageReasons(output: string): Record<string, number> {
+  const reasons: Record<string, number> = {};
+  for (const line of output.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    const parsed = JSON.parse(line) as { msg?: string; err?: { message?: string } };
+    if (parsed.msg !== 'store or meter unavailable') continue;
+    const reason = parsed.err?.message ?? '(no message)';
+    reasons[reason] = (reasons[reason] ?? 0) + 1;
+  }
+  return reasons;
+}
+
 /** 300 requests (`atOnce` in flight at a time) on a quota of 100: exactly 100 answered 200 and counted. */
 async function exactQuota(server: ServerProcess, key: string, atOnce?: number): Promise<void> {
+  const started = Date.now();
   const counts = await statusCounts(server, key, 300, atOnce);
-  assert.deepEqual(counts, { '200': 100, '429 quota_exceeded': 200 }, 'exactly the quota of 100 is served across the workers');
+  assert.deepEqual(
+    counts,
+    { '200': 100, '429 quota_exceeded': 200 },
+    `exactly the quota of 100 is served across the workers (answered in ${Date.now() - started} ms; outages logged: ${JSON.stringify(outageReasons(server.output()))})`,
+  );
   const me = (await (await fetch(`${server.base}/me`, { headers: { 'x-api-key': key } })).json()) as { usage: { used: number } };
   assert.equal(me.usage.used, 100);
 }

@@ -6,8 +6,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { AddressInfo } from 'node:net';
-import { KEY_IN_FLIGHT, KeyGate, gateKeyOf } from '../../src/http/api/key-gate.js';
-import type { AdmitRequest, Meter } from '../../src/metering/meter.js';
+import { KEY_IN_FLIGHT, KeyGate, KeyLineRefusedError, gateKeyOf } from '../../src/http/api/key-gate.js';
+import { REQUEST_DEADLINE_MS } from '../../src/deadline.js';
+import { MeterUnavailableError, type AdmitRequest, type Meter } from '../../src/metering/meter.js';
 import { createTestContext, V1, type TestContext } from '../helpers/test-app.js';
 
 let ctx: TestContext;
@@ -43,6 +44,20 @@ function holdAdmissions(meter: Meter, accountId: number) {
     }
   };
   return { state, release: open, restore: () => void (target[method] = original) };
+}
+
+/** Makes every admission of `accountId` take `ms` longer, or fail as an outage when `fail` is set. */
+function slowAdmissions(meter: Meter, accountId: number, ms: number, fail = false) {
+  const target = meter as unknown as Record<string, (request: AdmitRequest, ...rest: unknown[]) => Promise<unknown>>;
+  const method = typeof target.admitChecked === 'function' ? 'admitChecked' : 'admit';
+  const original = target[method]!;
+  target[method] = async function (this: unknown, request: AdmitRequest, ...rest: unknown[]) {
+    if (request.accountId !== accountId) return original.call(this, request, ...rest);
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    if (fail) throw new MeterUnavailableError(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
+    return original.call(this, request, ...rest);
+  };
+  return { restore: () => void (target[method] = original) };
 }
 
 const used = async (key: string): Promise<number> =>
@@ -100,7 +115,7 @@ test('a request whose client leaves while it waits its turn is not counted and f
   assert.deepEqual(next.map((response) => response.status), new Array(KEY_IN_FLIGHT + 2).fill(200));
 });
 
-test('a request whose turn does not come by its deadline answers 503 (nothing counted), as a store outage must within 2 s', async () => {
+test('a request behind a line that does not move answers 503 at its deadline (nothing counted), as a store outage must within 2 s', async () => {
   const alice = ctx.loaded.keys.alice!;
   const before = await used(alice);
   const hold = holdAdmissions(ctx.meter, ctx.loaded.accounts.alice!);
@@ -122,6 +137,103 @@ test('a request whose turn does not come by its deadline answers 503 (nothing co
   assert.ok(late.headers.get('retry-after'), 'with Retry-After');
   assert.ok(Date.now() - started < 10_000, 'answered at its deadline, not after the held requests');
   assert.equal(await used(alice), before + served, 'the late request was not counted');
+});
+
+test('a long line that moves is not an outage: 40 requests of one key, each admission 300 ms, are all served though the last waits past the deadline', async () => {
+  const alice = ctx.loaded.keys.alice!;
+  const before = await used(alice);
+  const slow = slowAdmissions(ctx.meter, ctx.loaded.accounts.alice!, 300);
+  const started = Date.now();
+  let statuses: number[];
+  try {
+    statuses = await Promise.all(
+      Array.from({ length: 40 }, async () => (await fetch(`${base}${V1}/catalogue/1`, { headers: { 'x-api-key': alice } })).status),
+    );
+  } finally {
+    slow.restore();
+  }
+  // Five turns of 8 at 300 ms each: the last turn begins past the 1.2 s a request has at the stores.
+  assert.ok(Date.now() - started > REQUEST_DEADLINE_MS, `the line took longer than one deadline (${Date.now() - started} ms)`);
+  assert.deepEqual(statuses, new Array(40).fill(200));
+  assert.equal(await used(alice), before + 40, 'every request counted once');
+});
+
+test('a store outage ending a request of the key refuses the requests waiting behind it at once (503, nothing counted)', async () => {
+  const alice = ctx.loaded.keys.alice!;
+  const before = await used(alice);
+  const failing = slowAdmissions(ctx.meter, ctx.loaded.accounts.alice!, 200, true);
+  const started = Date.now();
+  let answers: Array<{ status: number; error: string; retryAfter: string | null }>;
+  try {
+    answers = await Promise.all(
+      Array.from({ length: 3 * KEY_IN_FLIGHT }, async () => {
+        const response = await fetch(`${base}${V1}/catalogue/1`, { headers: { 'x-api-key': alice } });
+        return { status: response.status, error: ((await response.json()) as { error: string }).error, retryAfter: response.headers.get('retry-after') };
+      }),
+    );
+  } finally {
+    failing.restore();
+  }
+  assert.deepEqual(new Set(answers.map((a) => `${a.status} ${a.error} ${a.retryAfter}`)), new Set(['503 service_unavailable 1']));
+  // One failed turn, not three: the waiting 16 did not each go to the meter in turn.
+  assert.ok(Date.now() - started < 2 * 200 + 1000, `answered after the first turn failed (${Date.now() - started} ms)`);
+  assert.equal(await used(alice), before, 'nothing counted');
+  // The line is empty again: the key's next requests, with the meter back, are served.
+  const next = await Promise.all(Array.from({ length: KEY_IN_FLIGHT + 2 }, () => fetch(`${base}${V1}/catalogue/1`, { headers: { 'x-api-key': alice } })));
+  assert.deepEqual(next.map((response) => response.status), new Array(KEY_IN_FLIGHT + 2).fill(200));
+});
+
+test('the gate refuses a waiting request when its line stalls, when a request ahead ends in an outage, or when it has waited too long', async () => {
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  const refusal = (promise: Promise<unknown>) => promise.then(() => 'served', (error: unknown) => (error instanceof KeyLineRefusedError ? error.reason : String(error)));
+
+  // Stalled: nothing handed on for 100 ms.
+  const stalled = new KeyGate(1, 100, 10_000);
+  const holder = stalled.tryEnter('k')!;
+  const waitedFrom = Date.now();
+  assert.equal(await refusal(stalled.wait('k')), 'stalled');
+  assert.ok(Date.now() - waitedFrom >= 95, 'not before the line had stood still its time');
+  holder();
+  assert.equal(stalled.size, 0);
+
+  // Moving: a place handed on every 60 ms keeps the line alive, though its last waits well past a stall's time.
+  const moving = new KeyGate(1, 300, 10_000);
+  let running = moving.tryEnter('k')!;
+  const line = Array.from({ length: 8 }, () => moving.wait('k'));
+  const outcomes = line.map(refusal);
+  for (const next of line) {
+    await sleep(60);
+    running();
+    running = await next;
+  }
+  running();
+  assert.deepEqual(await Promise.all(outcomes), new Array(8).fill('served'), 'the last waited about 480 ms');
+
+  // An outage: every request then waiting is refused at once; a later one waits as usual.
+  const outage = new KeyGate(1, 10_000, 10_000);
+  const first = outage.tryEnter('k')!;
+  const behind = [outage.wait('k'), outage.wait('k')].map(refusal);
+  first(true);
+  assert.deepEqual(await Promise.all(behind), ['outage', 'outage']);
+  assert.equal(outage.size, 0, 'the key is forgotten');
+
+  // Too long: the line moves (a place every 60 ms, never a stall), but not fast enough for those at its back.
+  const long = new KeyGate(1, 10_000, 250);
+  let holding = long.tryEnter('k')!;
+  const queued = Array.from({ length: 8 }, () => long.wait('k'));
+  const ends = queued.map(refusal);
+  for (const next of queued) {
+    await sleep(60);
+    holding();
+    const release = await next.catch(() => null);
+    if (release === null) break;
+    holding = release;
+  }
+  const seen = await Promise.all(ends);
+  const served = seen.filter((o) => o === 'served').length;
+  assert.ok(served >= 1 && served < 8, `some served, the rest refused: ${seen.join(' ')}`);
+  assert.deepEqual(seen, [...new Array(served).fill('served'), ...new Array(8 - served).fill('too_long')], 'in arrival order');
+  assert.equal(long.size, 0);
 });
 
 test('the gate hands places on in arrival order and forgets a key once its requests are done', async () => {

@@ -27,7 +27,7 @@ import { authenticate, RefusedKeyError, type KeyRefusal, type Principal } from '
 import { PrincipalCache } from '../../auth/principal-cache.js';
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
-import { DeadlineExceededError, REQUEST_DEADLINE_MS, settleBy } from '../../deadline.js';
+import { REQUEST_DEADLINE_MS, settleBy } from '../../deadline.js';
 import type { PlanLimits, Scope } from '../../domain/scopes.js';
 import { AuthError } from '../../errors/auth-error.js';
 import { MeterUnavailableError, type Admission, type BurstState, type Meter } from '../../metering/meter.js';
@@ -45,7 +45,7 @@ import { ifNoneMatchMatches, strongEtag } from './conditional.js';
 import { paramValidatorCompiler } from './param-validator.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import { isOutage, RETRY_AFTER_UNAVAILABLE_S } from '../store-unavailable.js';
-import { gateKeyOf, KeyGate } from './key-gate.js';
+import { gateKeyOf, KeyGate, type Release } from './key-gate.js';
 import { API_PREFIX } from './api-prefix.js';
 import { usageRecord } from './usage-record.js';
 
@@ -286,15 +286,18 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
 
   /**
    * Waits for the request's turn among its key's requests (key-gate.ts); false when its client left while it
-   * waited: then it goes no further (nothing is read or counted for it). The wait counts toward the request's
-   * deadline, so a store outage is still answered 503 within 2 seconds: a request whose turn has not come by
-   * its deadline leaves the line with DeadlineExceededError. The place is given back when the response
-   * closes, however the request ends.
+   * waited: then it goes no further (nothing is read or counted for it). A long line is not an outage: the
+   * request's deadline starts again when its turn comes. A line stuck behind a store, or emptied by a store
+   * outage, refuses its waiting requests (KeyLineRefusedError: 503), so 503 within 2 seconds still holds.
+   * The place is given back when the response closes, however the request ends; a 503 of a store tells the
+   * gate that the requests waiting behind it would fare no better.
    */
   async function keyGateTurn(gateKey: string, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+    const giveBackOnClose = (release: Release) =>
+      reply.raw.once('close', () => release(request.failure?.code === 'service_unavailable'));
     const entered = keyGate.tryEnter(gateKey);
     if (entered !== null) {
-      reply.raw.once('close', entered);
+      giveBackOnClose(entered);
       return true;
     }
     // Gone: the connection closed, or the client ended its side of it (as nginx counts a 499): an HTTP client
@@ -306,24 +309,19 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
     const socket = request.raw.socket;
     reply.raw.once('close', onGone);
     socket.once('end', onGone);
-    const turn = keyGate.wait(gateKey);
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), Math.max(0, request.deadline - Date.now()))));
-    const release = await Promise.race([turn, late]);
-    clearTimeout(timer);
-    reply.raw.off('close', onGone);
-    socket.off('end', onGone);
-    if (release === null) {
-      // Its place, when it comes, passes straight on.
-      void turn.then((granted) => granted());
-      throw new DeadlineExceededError("the turn among the key's requests");
+    try {
+      const release = await keyGate.wait(gateKey);
+      if (gone) {
+        release();
+        return false;
+      }
+      request.deadline = Date.now() + REQUEST_DEADLINE_MS;
+      giveBackOnClose(release);
+      return true;
+    } finally {
+      reply.raw.off('close', onGone);
+      socket.off('end', onGone);
     }
-    if (gone) {
-      release();
-      return false;
-    }
-    reply.raw.once('close', release);
-    return true;
   }
 
   function install(app: App): void {

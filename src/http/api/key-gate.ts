@@ -7,32 +7,70 @@
  * entries in each ahead of another account's one, and that account waited behind them (the flood scenario,
  * docs/performance.md). Waiting here costs no store work and no connection; a flood is still answered in
  * full, with exactly its limits (the meter decides, as before), only never more than a few at a time.
- * Nothing is refused here: the gate changes when a request is served, never its answer.
+ *
+ * How long a request waits. A key's own queue is not a store outage: while the line moves, its requests
+ * wait their turn, however long the line, and the request's deadline (src/deadline.ts) starts when its
+ * turn comes. Before that (issue 17): a burst of 300 on a cold, loaded 2-core machine answered 178 of
+ * them 503, on healthy stores, only because the line was long. A waiting request is refused (503, nothing
+ * read or counted) only when
+ *  - the line has not moved for STALLED_MS (since the request arrived or the last place was handed on): the
+ *    key's requests ahead are stuck on a store, so this one would be too; 503 within 2 seconds holds;
+ *  - a request of the key ended in a store outage (`release(true)`): every request then waiting is refused
+ *    at once, rather than each taking its own deadline in turn behind a dead store;
+ *  - it has waited MAX_WAIT_MS: a key sending far more than its server can answer is refused, not queued
+ *    without end (memory, and a client that has long given up).
  *
  * The gate is keyed by the key as presented (the header's value), before any lookup: guessed keys and
  * requests without a key take the pipeline's cheap refusals and are not gated.
  */
+import { DeadlineExceededError, REQUEST_DEADLINE_MS } from '../../deadline.js';
 
 /** Enough to keep a key's own stream of requests busy on every store (one round trip each in flight). */
 export const KEY_IN_FLIGHT = 8;
+/** A line that has not moved for this long is stuck on a store: its waiting requests answer 503. */
+export const STALLED_MS = REQUEST_DEADLINE_MS;
+/** No request waits longer than this for its turn. */
+export const MAX_WAIT_MS = 10_000;
 
-type Release = () => void;
+/** Called exactly once when the request is done; `outage` when it ended in a store outage (a 503). */
+export type Release = (outage?: boolean) => void;
+
+/** Why a waiting request was refused: the service is unavailable to it (503), nothing was read or counted. */
+export class KeyLineRefusedError extends DeadlineExceededError {
+  constructor(readonly reason: 'stalled' | 'outage' | 'too_long') {
+    super(`the turn among the key's requests (${reason === 'stalled' ? 'the line did not move' : reason === 'outage' ? 'a store outage ended a request ahead' : 'waited too long'})`);
+    this.name = 'KeyLineRefusedError';
+  }
+}
+
+interface Waiter {
+  since: number;
+  resolve: (release: Release) => void;
+  reject: (error: KeyLineRefusedError) => void;
+}
 
 interface Lane {
   running: number;
-  waiting: Array<(release: Release) => void>;
+  waiting: Waiter[];
+  /** When a place was last handed on to a waiting request (epoch ms). */
+  moved: number;
+  timer: NodeJS.Timeout | null;
 }
 
 export class KeyGate {
   readonly #lanes = new Map<string, Lane>();
 
-  constructor(private readonly limit = KEY_IN_FLIGHT) {}
+  constructor(
+    private readonly limit = KEY_IN_FLIGHT,
+    private readonly stalledMs = STALLED_MS,
+    private readonly maxWaitMs = MAX_WAIT_MS,
+  ) {}
 
-  /** A release (call it exactly once, when the request is done) now if the key has a free place, else null. */
+  /** A release now if the key has a free place, else null. */
   tryEnter(key: string): Release | null {
     let lane = this.#lanes.get(key);
     if (lane === undefined) {
-      lane = { running: 0, waiting: [] };
+      lane = { running: 0, waiting: [], moved: 0, timer: null };
       this.#lanes.set(key, lane);
     } else if (lane.running >= this.limit) {
       return null;
@@ -41,12 +79,15 @@ export class KeyGate {
     return this.#releaser(key, lane);
   }
 
-  /** Resolves with a release once one of the key's places is handed on to this request. */
+  /** Resolves with a release once one of the key's places is handed on to this request; rejects as the file comment says. */
   wait(key: string): Promise<Release> {
     const entered = this.tryEnter(key);
     if (entered !== null) return Promise.resolve(entered);
     const lane = this.#lanes.get(key) as Lane;
-    return new Promise((resolve) => lane.waiting.push(resolve));
+    return new Promise((resolve, reject) => {
+      lane.waiting.push({ since: Date.now(), resolve, reject });
+      if (lane.timer === null) this.#schedule(lane);
+    });
   }
 
   /** Keys with a request in progress or waiting (0 when idle: no key is remembered past its requests). */
@@ -54,14 +95,46 @@ export class KeyGate {
     return this.#lanes.size;
   }
 
+  /** The time the front waiter is refused, unless the line moves first. Waiters are in arrival order, so the front's is the earliest. */
+  #dueAt(lane: Lane): number {
+    const front = lane.waiting[0]!;
+    return Math.min(Math.max(front.since, lane.moved) + this.stalledMs, front.since + this.maxWaitMs);
+  }
+
+  #schedule(lane: Lane): void {
+    lane.timer = setTimeout(() => this.#expire(lane), Math.max(0, this.#dueAt(lane) - Date.now()));
+    lane.timer.unref();
+  }
+
+  /** Refuses the waiters that are due (a prefix of the line), then waits for the next one's time. */
+  #expire(lane: Lane): void {
+    lane.timer = null;
+    const now = Date.now();
+    while (lane.waiting.length > 0 && this.#dueAt(lane) <= now) {
+      const waiter = lane.waiting.shift()!;
+      waiter.reject(new KeyLineRefusedError(waiter.since + this.maxWaitMs <= now ? 'too_long' : 'stalled'));
+    }
+    if (lane.waiting.length > 0) this.#schedule(lane);
+  }
+
   #releaser(key: string, lane: Lane): Release {
     let released = false;
-    return () => {
+    return (outage = false) => {
       if (released) return;
       released = true;
+      if (outage) {
+        for (const waiter of lane.waiting.splice(0)) waiter.reject(new KeyLineRefusedError('outage'));
+      }
       const next = lane.waiting.shift();
-      // The place passes to the next request in line: `running` is unchanged.
-      if (next !== undefined) return next(this.#releaser(key, lane));
+      if (next !== undefined) {
+        // The place passes to the next request in line: `running` is unchanged.
+        lane.moved = Date.now();
+        return next.resolve(this.#releaser(key, lane));
+      }
+      if (lane.timer !== null) {
+        clearTimeout(lane.timer);
+        lane.timer = null;
+      }
       lane.running -= 1;
       if (lane.running === 0) this.#lanes.delete(key);
     };
