@@ -86,6 +86,11 @@ describe('settings pages', () => {
     assert.match(res.body, /<svg[^>]*role="img"/);
     assert.match(res.body, /<title id="daily-title">/);
     assert.match(text, /2027-01-15 3/, 'the table alternative has today\'s count');
+    // The 30-day chart is the same whatever range usage in depth shows (over 30 or 90 days it takes its counts from there).
+    const daily = (body: string) => textOf(body.slice(body.indexOf('<title id="daily-title">'), body.indexOf('</table>', body.indexOf('<title id="daily-title">'))));
+    const charts = await Promise.all(['24h', '7d', '30d', '90d'].map(async (range) => daily((await browser.get(`${OVERVIEW}?range=${range}`)).body)));
+    assert.match(charts[0]!, /2027-01-15 3/);
+    assert.deepEqual(charts, new Array(4).fill(charts[0]), 'one chart for every range');
     assert.match(text, /all scopes .*Active/);
     assert.match(text, /Expired and revoked \(kept here for 90 days\)/);
     const [working, ended] = text.split('Expired and revoked');

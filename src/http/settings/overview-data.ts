@@ -1,11 +1,11 @@
 /**
- * Gathers the overview's numbers through the services the command line uses: the account, its keys with
- * status and last use, this month's counted requests (the figure /me reports), the burst window, and the
- * account's counted requests per day (the sum of its keys' daily counts, as `keys usage` shows them), and
- * the keys whose expiry reminder the owner hid until tomorrow.
+ * Gathers the overview's numbers with the rules the command line uses (isListedKey, the meter's counts):
+ * the account, its keys with status and last use, this month's counted requests (the figure /me reports),
+ * the burst window, the account's counted requests per day (the sum of its keys' daily counts, as
+ * `keys usage` shows them), and the keys whose expiry reminder the owner hid until tomorrow.
  */
 import { hiddenExpiryReminders } from '../../services/expiry-reminders.js';
-import { accountKeys, ownedKey } from '../../services/keys.service.js';
+import { ownedKey } from '../../services/keys.service.js';
 import { PLANS, type Plan } from '../../domain/scopes.js';
 import { keyHint } from '../../keys/api-key.js';
 import { isListedKey, keyStatus } from '../../keys/key-status.js';
@@ -48,32 +48,49 @@ export async function ownedKeyView(deps: AppDeps, accountId: number, keyId: numb
   return keyView({ ...record, lastUsedAt }, deps.config.keyPrefix, now);
 }
 
-/**
- * The account's key ids: those the overview lists (as overviewData's keys: working, or ended within the
- * last 90 days) and the others, which the account's day totals still count (UsageStats.accountDays takes
- * them away). Without the overview's other reads: the account's CSV needs nothing else.
- */
-export async function accountKeyIds(deps: AppDeps, accountId: number, now: number): Promise<{ shown: number[]; hidden: number[] }> {
-  const [account, keys] = await Promise.all([getAccount(deps.store.db, accountId), listKeys(deps.store.db, accountId)]);
-  // As overviewData: an account gone since the session began signs the owner out.
-  if (account === undefined) throw new PageError('signed_out');
-  const shown: number[] = [];
-  const hidden: number[] = [];
-  for (const key of keys) (isListedKey(key, now) ? shown : hidden).push(key.id);
-  return { shown, hidden };
+/** The account and its keys as the overview splits them: those it lists (working, or ended within the last 90 days) and the others. */
+export interface AccountAndKeys {
+  account: NonNullable<Awaited<ReturnType<typeof getAccount>>>;
+  listed: KeyRecord[];
+  /** The keys not listed, which the account's day totals still count (UsageStats.accountDays takes them away). */
+  hiddenIds: number[];
 }
 
-export async function overviewData(deps: AppDeps, accountId: number, now: number): Promise<OverviewData> {
-  const { store, meter, config } = deps;
-  const account = await getAccount(store.db, accountId);
+/** The account and its keys, read together (one round trip's wait, not two in turn). */
+export async function accountAndKeys(deps: AppDeps, accountId: number, now: number): Promise<AccountAndKeys> {
+  const [account, keys] = await Promise.all([getAccount(deps.store.db, accountId), listKeys(deps.store.db, accountId)]);
+  // An account gone since the session began signs the owner out.
   if (account === undefined) throw new PageError('signed_out');
+  const listed: KeyRecord[] = [];
+  const hiddenIds: number[] = [];
+  for (const key of keys) {
+    if (isListedKey(key, now)) listed.push(key);
+    else hiddenIds.push(key.id);
+  }
+  return { account, listed, hiddenIds };
+}
+
+/** The account's key ids, listed and not (see accountAndKeys): all the account's CSV needs. */
+export async function accountKeyIds(deps: AppDeps, accountId: number, now: number): Promise<{ shown: number[]; hidden: number[] }> {
+  const { listed, hiddenIds } = await accountAndKeys(deps, accountId, now);
+  return { shown: listed.map((key) => key.id), hidden: hiddenIds };
+}
+
+/**
+ * The overview's numbers for the account and keys `read` holds: every read here goes out at once. Without
+ * `chart`, the 30 days' counted requests are left at 0 for the caller to fill from a read it makes anyway
+ * (usage in depth over 30 or 90 days holds them): the same per-key day counts are not read twice.
+ */
+export async function overviewData(deps: AppDeps, read: AccountAndKeys, now: number, chart = true): Promise<OverviewData> {
+  const { store, meter, config } = deps;
+  const { account, listed } = read;
+  const accountId = account.id;
   const plan = (PLANS as readonly string[]).includes(account.plan) ? (account.plan as Plan) : null;
-  const keys = await accountKeys(store, meter, accountId, now);
   const days = lastDays(now, CHART_DAYS);
   const perDay = new Map<string, number>();
-  // Every key that could have counted requests in the window, listed or not (a key revoked long ago counted none).
-  const [usages, used, burstUsed, hidden] = await Promise.all([
-    Promise.all(keys.map((key) => meter.keyUsage(accountId, key.id, days[0]!, days[days.length - 1]!))),
+  const [lastUsed, usages, used, burstUsed, hidden] = await Promise.all([
+    meter.lastUsed(accountId, listed.map((key) => key.id)),
+    chart ? Promise.all(listed.map((key) => meter.keyUsage(accountId, key.id, days[0]!, days[days.length - 1]!))) : [],
     meter.used(accountId, periodOf(now)),
     meter.burstUsed(accountId, now),
     hiddenExpiryReminders(store, accountId, now),
@@ -88,7 +105,7 @@ export async function overviewData(deps: AppDeps, accountId: number, now: number
     burstUsed,
     days,
     counted: days.map((d) => perDay.get(d) ?? 0),
-    keys: keys.map((k) => keyView(k, config.keyPrefix, now)),
+    keys: listed.map((k) => keyView({ ...k, lastUsedAt: lastUsed.get(k.id) ?? null }, config.keyPrefix, now)),
     hiddenReminders: [...hidden],
   };
 }
