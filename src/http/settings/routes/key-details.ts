@@ -4,7 +4,8 @@
  * outcome no link or form of ours sends is a 400.
  */
 import { keyIdParam } from '../form-input.js';
-import { keyDetailsData } from '../key-details-data.js';
+import { ownedKey } from '../../../services/keys.service.js';
+import { keyDetailsOf } from '../key-details-data.js';
 import { noticeFor } from '../notices.js';
 import { sendPage } from '../render.js';
 import { logOutcomeOf, requestLogView } from '../request-log-data.js';
@@ -23,12 +24,14 @@ export function registerKeyDetails(app: SettingsApp, context: SettingsContext): 
     const range = rangeOf(request.query);
     const outcome = logOutcomeOf(request.query);
     const now = context.deps.clock.now();
-    const data = await keyDetailsData(context.deps, session.accountId, keyId, now, request.clientAddress);
-    const [usage, log] = await Promise.all([
+    // Two waits for the stores: the key, found to be the owner's (404 otherwise: nothing else of it is
+    // read), with the page's shell beside it; then every number and line of the page at once.
+    const [record, shell] = await Promise.all([ownedKey(context.deps.store, session.accountId, keyId), shellFor(context, request, reply, null)]);
+    const [data, usage, log] = await Promise.all([
+      keyDetailsOf(context.deps, session.accountId, record, now, request.clientAddress),
       usageDepth(context.deps, session.accountId, [keyId], range, now),
       requestLogView(context.deps, session.accountId, keyId, outcome, now),
     ]);
-    const shell = await shellFor(context, request, reply, null);
     return sendPage(
       reply,
       200,
