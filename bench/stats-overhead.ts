@@ -15,6 +15,10 @@
  *   request), RUNS=3 pairs in turns, BENCH_WARMUP=20s so that the log's sweeps (15 s after a write) run in the
  *   measured part, BENCH_DURATION=20s
  *
+ *   node --import tsx bench/stats-overhead.ts --log --together   the same, but each pair's two servers run at
+ *   once, each driven by its own wrk at 50 connections: on a machine whose speed swings from one minute to the
+ *   next (±25% here), both see the same swings, and the pair's ratio is what the log costs when the two share it
+ *
  *   node --import tsx bench/stats-overhead.ts --micro --log   the request log's own cost in CPU time per request,
  *   without the server (micro() says how)
  *
@@ -24,7 +28,8 @@
  *
  * The full comparison against the raw node:http baseline is `npm run bench`.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,6 +49,9 @@ import { migrateToLatest, openStore } from '../src/store/database.js';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 5000);
 const LOG_MODE = process.argv.includes('--log');
+/** Both servers of a pair at once, each driven by its own wrk (see the file comment). */
+const TOGETHER = process.argv.includes('--together');
+const execFileAsync = promisify(execFile);
 const RUNS = Number(process.env.RUNS ?? 3);
 const DURATION = process.env.BENCH_DURATION ?? (LOG_MODE ? '20s' : '10s');
 const WARMUP = process.env.BENCH_WARMUP ?? (LOG_MODE ? '20s' : '3s');
@@ -100,13 +108,13 @@ function cpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-function wrk(base: string, keysFile: string, duration: string): { rps: number; requests: number } {
-  const out = execFileSync('wrk', ['-t1', '-c50', `-d${duration}`, '--timeout', '5s', '-s', join(ROOT, 'bench', 'wrk-random.lua'), base], {
+async function wrk(base: string, keysFile: string, duration: string): Promise<{ rps: number; requests: number }> {
+  const { stdout } = await execFileAsync('wrk', ['-t1', '-c50', `-d${duration}`, '--timeout', '5s', '-s', join(ROOT, 'bench', 'wrk-random.lua'), base], {
     env: { ...process.env, PATHS: '/developer/v1/catalogue/{id}', IDS: String(ITEMS), KEYS_FILE: keysFile },
     encoding: 'utf8',
   });
   // Some random ids are drafts or archived items: a 404 (counted too), as in `npm run bench`.
-  const result = JSON.parse(out.trim().split('\n').at(-1)!) as { rps: number; requests: number; socketErrors: number };
+  const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as { rps: number; requests: number; socketErrors: number };
   if (result.socketErrors > 0) throw new Error(`${result.socketErrors} socket errors`);
   return result;
 }
@@ -143,31 +151,56 @@ async function compare(): Promise<void> {
     const cpuUs: Record<Mode, number[]> = { off: [], 'log-off': [], on: [] };
     // BENCH_PORT: where the servers listen (one port per run, counting up), as `npm run bench` takes it.
     let port = Number(process.env.BENCH_PORT ?? 18300);
+    interface Running {
+      mode: Mode;
+      child: ChildProcess;
+      base: string;
+      runUrl: string;
+    }
+    /** A server of `mode` on the next port, on its own copy of the seeded store: a log-on run's chunks (a 40 s server never runs the 1-minute sweep) must not weigh on the runs after it. */
+    const start = async (mode: Mode): Promise<Running> => {
+      const at = port++;
+      const runUrl = join(dir, `run-${at}.sqlite`);
+      for (const suffix of ['', '-wal']) if (existsSync(databaseUrl + suffix)) copyFileSync(databaseUrl + suffix, runUrl + suffix);
+      return { mode, child: await startServer(mode, runUrl, at), base: `http://127.0.0.1:${at}`, runUrl };
+    };
+    const stop = async ({ child, runUrl }: Running) => {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+      for (const suffix of ['', '-wal', '-shm']) rmSync(runUrl + suffix, { force: true });
+    };
+    /** Warms up the servers, then measures them: with several, each with its own wrk at once, both phases. */
+    const measure = async (run: number, servers: Running[]) => {
+      try {
+        await Promise.all(servers.map((s) => wrk(s.base, keysFile, WARMUP)));
+        const before = servers.map((s) => cpuMs(s.child.pid!));
+        const outs = await Promise.all(servers.map((s) => wrk(s.base, keysFile, DURATION)));
+        servers.forEach((s, i) => {
+          const { rps, requests } = outs[i]!;
+          const perRequest = ((cpuMs(s.child.pid!) - before[i]!) * 1000) / requests;
+          results[s.mode].push(rps);
+          cpuUs[s.mode].push(perRequest);
+          log(`run ${run}, statistics ${s.mode}${servers.length > 1 ? ' (together)' : ''}: ${Math.round(rps)} req/s, ${perRequest.toFixed(1)} µs CPU per request`);
+        });
+      } finally {
+        await Promise.all(servers.map(stop));
+      }
+    };
     for (let run = 1; run <= RUNS; run++) {
+      // Together: both at once, each with its own wrk, so whatever the machine does meanwhile falls on both alike.
+      if (TOGETHER) {
+        const started = await Promise.allSettled(modes.map(start));
+        const servers = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+        const failed = started.find((r) => r.status === 'rejected');
+        if (failed !== undefined) {
+          await Promise.all(servers.map(stop));
+          throw failed.reason;
+        }
+        await measure(run, servers);
+      }
       // In turns, the order reversed every other pair (ABBA): a machine that slows over the runs
       // weighs on both alike; each pair gives a ratio, and the ratios' median is the answer.
-      for (const mode of run % 2 === 1 ? modes : [...modes].reverse()) {
-        // Each server on its own copy of the seeded store: a log-on run's chunks (a 40 s server never runs
-        // the 1-minute sweep) must not weigh on the runs after it.
-        const runUrl = join(dir, `run-${port}.sqlite`);
-        for (const suffix of ['', '-wal']) if (existsSync(databaseUrl + suffix)) copyFileSync(databaseUrl + suffix, runUrl + suffix);
-        const child = await startServer(mode, runUrl, port);
-        try {
-          const base = `http://127.0.0.1:${port}`;
-          wrk(base, keysFile, WARMUP);
-          const before = cpuMs(child.pid!);
-          const { rps, requests } = wrk(base, keysFile, DURATION);
-          const perRequest = ((cpuMs(child.pid!) - before) * 1000) / requests;
-          results[mode].push(rps);
-          cpuUs[mode].push(perRequest);
-          log(`run ${run}, statistics ${mode}: ${Math.round(rps)} req/s, ${perRequest.toFixed(1)} µs CPU per request`);
-        } finally {
-          child.kill('SIGTERM');
-          await new Promise((resolve) => child.once('exit', resolve));
-          for (const suffix of ['', '-wal', '-shm']) rmSync(runUrl + suffix, { force: true });
-          port++;
-        }
-      }
+      else for (const mode of run % 2 === 1 ? modes : [...modes].reverse()) await measure(run, [await start(mode)]);
     }
     const baseline = modes[0];
     const round = (n: number) => Math.round(n * 10) / 10;
