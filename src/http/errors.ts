@@ -36,7 +36,7 @@ export const ERROR_DESCRIPTION: Record<ErrorCode, string> = {
   rate_limited: 'Over the per-minute burst limit; retry after Retry-After seconds.',
   quota_exceeded: 'The monthly quota is used up; it resets at X-RateLimit-Reset.',
   server_error: 'An unexpected error; the request was not counted.',
-  service_unavailable: 'Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds.',
+  service_unavailable: 'Usage metering or the data store is temporarily unreachable or too busy (or one key has sent more than its server answers within 10 seconds), or the server is shutting down; retry after Retry-After seconds.',
 };
 
 /**

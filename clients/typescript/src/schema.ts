@@ -429,7 +429,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
+            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable or too busy (or one key has sent more than its server answers within 10 seconds), or the server is shutting down; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -645,7 +645,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
+            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable or too busy (or one key has sent more than its server answers within 10 seconds), or the server is shutting down; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -861,7 +861,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
+            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable or too busy (or one key has sent more than its server answers within 10 seconds), or the server is shutting down; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -1076,7 +1076,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
+            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable or too busy (or one key has sent more than its server answers within 10 seconds), or the server is shutting down; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -1259,7 +1259,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
+            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable or too busy (or one key has sent more than its server answers within 10 seconds), or the server is shutting down; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -1476,7 +1476,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
+            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable or too busy (or one key has sent more than its server answers within 10 seconds), or the server is shutting down; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -1702,7 +1702,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
+            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable or too busy (or one key has sent more than its server answers within 10 seconds), or the server is shutting down; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -1885,7 +1885,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
+            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable or too busy (or one key has sent more than its server answers within 10 seconds), or the server is shutting down; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -2119,7 +2119,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
+            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable or too busy (or one key has sent more than its server answers within 10 seconds), or the server is shutting down; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -2342,7 +2342,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
+            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable or too busy (or one key has sent more than its server answers within 10 seconds), or the server is shutting down; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -2555,7 +2555,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
+            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable or too busy (or one key has sent more than its server answers within 10 seconds), or the server is shutting down; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Identifier of this request, for support. */
@@ -2777,7 +2777,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable, or the server is shutting down; retry after Retry-After seconds. */
+            /** @description `service_unavailable`: Usage metering or the data store is temporarily unreachable or too busy (or one key has sent more than its server answers within 10 seconds), or the server is shutting down; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Identifier of this request, for support. */
