@@ -247,12 +247,13 @@ export class RedisUsageStats extends BufferedUsageStats {
   /** The day this writer sets an account's `totals-since` to if none is: null, the day after the account's newest day in the flush. */
   private readonly totalsFrom: string | null;
 
-  constructor(target: RedisTarget, options: { prefix?: string; totalsCompleteFrom?: string } = {}) {
+  /** `commandTimeoutMs`: how long a command may take before it is given up on (default COMMAND_TIMEOUT_MS). */
+  constructor(target: RedisTarget, options: { prefix?: string; totalsCompleteFrom?: string; commandTimeoutMs?: number } = {}) {
     super();
     this.prefix = options.prefix ?? 'shelfapi:';
     this.totalsFrom = options.totalsCompleteFrom ?? null;
     // Connection errors surface as failed flushes (records kept) or failed reads; the client reconnects.
-    this.redis = connectRedis(target, { scripts: SCRIPTS, connectTimeoutMs: COMMAND_TIMEOUT_MS, commandTimeoutMs: COMMAND_TIMEOUT_MS });
+    this.redis = connectRedis(target, { scripts: SCRIPTS, connectTimeoutMs: COMMAND_TIMEOUT_MS, commandTimeoutMs: options.commandTimeoutMs ?? COMMAND_TIMEOUT_MS });
   }
 
   ready(timeoutMs = 5000): Promise<void> {
