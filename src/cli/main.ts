@@ -8,30 +8,55 @@ import { Command, CommanderError } from 'commander';
 import { InputError, NotFoundError } from '../errors/input-error.js';
 import { BadRowsError, badRowsSummary } from '../errors/bad-rows.js';
 import { ConfigError } from '../config.js';
-import { DatasetError } from '../load/load-dataset.js';
-import { accountsCreateCommand } from './commands/accounts/create.js';
-import { accountsLogCommand } from './commands/accounts/log.js';
-import { accountsSetPlanCommand } from './commands/accounts/set-plan.js';
-import { accountsSignInLinkCommand } from './commands/accounts/sign-in-link.js';
-import { importPricesCommand } from './commands/import/prices.js';
-import { copyStoreCommand } from './commands/copy-store.js';
-import { keysCreateCommand } from './commands/keys/create.js';
-import { keysListCommand } from './commands/keys/list.js';
-import { keysRenameCommand } from './commands/keys/rename.js';
-import { keysRevokeCommand } from './commands/keys/revoke.js';
-import { keysRollCommand } from './commands/keys/roll.js';
-import { keysSetAllowedIpsCommand } from './commands/keys/set-allowed-ips.js';
-import { keysSetScopesCommand } from './commands/keys/set-scopes.js';
-import { keysUsageCommand } from './commands/keys/usage.js';
-import { loadCommand } from './commands/load.js';
-import { meterUpgradeKeysCommand } from './commands/meter-upgrade-keys.js';
-import { migrateCommand } from './commands/migrate.js';
-import { noticesCommand } from './commands/notices.js';
-import { openapiCommand } from './commands/openapi.js';
-import { seedCommand } from './commands/seed.js';
-import { serveCommand } from './commands/serve.js';
+import { DatasetError } from '../load/dataset-error.js';
 
-function program(): Command {
+/**
+ * Every command, by its path, and how to load it. A command's module brings in what it works with (the
+ * stores, the server, the loaders: most of a second of loading on a small machine), so the command line
+ * loads only the command it runs (half the time for `keys rename`); help on the whole program or a group,
+ * and a name it does not know, load them all (commander's own help and suggestions).
+ */
+const COMMANDS: ReadonlyArray<{ path: readonly [string] | readonly [string, string]; load: () => Promise<Command> }> = [
+  { path: ['serve'], load: async () => (await import('./commands/serve.js')).serveCommand() },
+  { path: ['migrate'], load: async () => (await import('./commands/migrate.js')).migrateCommand() },
+  { path: ['seed'], load: async () => (await import('./commands/seed.js')).seedCommand() },
+  { path: ['load'], load: async () => (await import('./commands/load.js')).loadCommand() },
+  { path: ['copy-store'], load: async () => (await import('./commands/copy-store.js')).copyStoreCommand() },
+  { path: ['accounts', 'create'], load: async () => (await import('./commands/accounts/create.js')).accountsCreateCommand() },
+  { path: ['accounts', 'set-plan'], load: async () => (await import('./commands/accounts/set-plan.js')).accountsSetPlanCommand() },
+  { path: ['accounts', 'log'], load: async () => (await import('./commands/accounts/log.js')).accountsLogCommand() },
+  { path: ['accounts', 'sign-in-link'], load: async () => (await import('./commands/accounts/sign-in-link.js')).accountsSignInLinkCommand() },
+  { path: ['keys', 'create'], load: async () => (await import('./commands/keys/create.js')).keysCreateCommand() },
+  { path: ['keys', 'list'], load: async () => (await import('./commands/keys/list.js')).keysListCommand() },
+  { path: ['keys', 'roll'], load: async () => (await import('./commands/keys/roll.js')).keysRollCommand() },
+  { path: ['keys', 'rename'], load: async () => (await import('./commands/keys/rename.js')).keysRenameCommand() },
+  { path: ['keys', 'set-scopes'], load: async () => (await import('./commands/keys/set-scopes.js')).keysSetScopesCommand() },
+  { path: ['keys', 'set-allowed-ips'], load: async () => (await import('./commands/keys/set-allowed-ips.js')).keysSetAllowedIpsCommand() },
+  { path: ['keys', 'revoke'], load: async () => (await import('./commands/keys/revoke.js')).keysRevokeCommand() },
+  { path: ['keys', 'usage'], load: async () => (await import('./commands/keys/usage.js')).keysUsageCommand() },
+  { path: ['notices'], load: async () => (await import('./commands/notices.js')).noticesCommand() },
+  { path: ['meter', 'upgrade-keys'], load: async () => (await import('./commands/meter-upgrade-keys.js')).meterUpgradeKeysCommand() },
+  { path: ['import', 'prices'], load: async () => (await import('./commands/import/prices.js')).importPricesCommand() },
+  { path: ['openapi'], load: async () => (await import('./commands/openapi.js')).openapiCommand() },
+];
+
+/** The groups of subcommands, in the order help lists them among the commands. */
+const GROUPS: Record<string, string> = {
+  accounts: 'create accounts, change their plan, read their security log, make a sign-in link to their settings screen',
+  keys: 'create, list, roll, rename, rescope, limit to addresses and revoke API keys, and see their usage',
+  meter: "the Redis meter's keys",
+  import: 'import data files',
+};
+
+/** The commands `argv` runs: the one it names, or every one when it names none, a whole group, or one not known. */
+export function commandsFor(argv: readonly string[]): typeof COMMANDS {
+  const words = argv.filter((arg) => !arg.startsWith('-'));
+  const [first, second] = words;
+  const exact = COMMANDS.filter(({ path }) => path[0] === first && (path.length === 1 || path[1] === second));
+  return exact.length === 1 ? exact : COMMANDS;
+}
+
+async function program(argv: readonly string[]): Promise<Command> {
   const root = new Command('shelfapi')
     .description(
       'shelfapi: the read-only Developer API and its operator commands.\n' +
@@ -39,35 +64,21 @@ function program(): Command {
         'PUBLIC_URL, SETTINGS_HANDOVER_SECRET, SETTINGS_REAUTH_MINUTES.',
     )
     .showHelpAfterError(false);
-  root.addCommand(serveCommand());
-  root.addCommand(migrateCommand());
-  root.addCommand(seedCommand());
-  root.addCommand(loadCommand());
-  root.addCommand(copyStoreCommand());
-  root.addCommand(
-    new Command('accounts')
-      .description("create accounts, change their plan, read their security log, make a sign-in link to their settings screen")
-      .addCommand(accountsCreateCommand())
-      .addCommand(accountsSetPlanCommand())
-      .addCommand(accountsLogCommand())
-      .addCommand(accountsSignInLinkCommand()),
-  );
-  root.addCommand(
-    new Command('keys')
-      .description('create, list, roll, rename, rescope, limit to addresses and revoke API keys, and see their usage')
-      .addCommand(keysCreateCommand())
-      .addCommand(keysListCommand())
-      .addCommand(keysRollCommand())
-      .addCommand(keysRenameCommand())
-      .addCommand(keysSetScopesCommand())
-      .addCommand(keysSetAllowedIpsCommand())
-      .addCommand(keysRevokeCommand())
-      .addCommand(keysUsageCommand()),
-  );
-  root.addCommand(noticesCommand());
-  root.addCommand(new Command('meter').description("the Redis meter's keys").addCommand(meterUpgradeKeysCommand()));
-  root.addCommand(new Command('import').description('import data files').addCommand(importPricesCommand()));
-  root.addCommand(openapiCommand());
+  const wanted = commandsFor(argv);
+  const loaded = await Promise.all(wanted.map(({ load }) => load()));
+  const groups = new Map<string, Command>();
+  wanted.forEach(({ path }, i) => {
+    const command = loaded[i]!;
+    if (command.name() !== path.at(-1)) throw new Error(`cli: the command loaded for "${path.join(' ')}" is named "${command.name()}"`);
+    if (path.length === 1) return void root.addCommand(command);
+    let group = groups.get(path[0]);
+    if (group === undefined) {
+      group = new Command(path[0]).description(GROUPS[path[0]] ?? '');
+      groups.set(path[0], group);
+      root.addCommand(group);
+    }
+    group.addCommand(command);
+  });
   return root;
 }
 
@@ -79,7 +90,7 @@ function configure(command: Command): void {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const root = program();
+  const root = await program(argv);
   configure(root);
   try {
     await root.parseAsync(argv, { from: 'user' });
