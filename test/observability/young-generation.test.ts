@@ -24,7 +24,9 @@ describe(`the young generation (Node ${process.version})`, () => {
           await new Promise((resolve) => setImmediate(resolve));
         }
       }
-      assert.ok(peak <= YOUNG_GENERATION_CAP_MB, `the young generation reached ${peak} MB`);
+      // A megabyte of slack: the cap is set again after each collection, and on a loaded machine V8 has
+      // been seen a page past it once (32.25 MB, CI 2026-11-27); uncapped, Node 24 goes on to 128 MB.
+      assert.ok(peak <= YOUNG_GENERATION_CAP_MB + 1, `the young generation reached ${peak} MB`);
     } finally {
       stop();
     }
