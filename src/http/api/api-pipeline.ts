@@ -293,11 +293,11 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
    * gate that the requests waiting behind it would fare no better.
    */
   async function keyGateTurn(gateKey: string, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
-    const giveBackOnClose = (release: Release) =>
+    const releaseOnClose = (release: Release) =>
       reply.raw.once('close', () => release(request.failure?.code === 'service_unavailable'));
     const entered = keyGate.tryEnter(gateKey);
     if (entered !== null) {
-      giveBackOnClose(entered);
+      releaseOnClose(entered);
       return true;
     }
     // Gone: the connection closed, or the client ended its side of it (as nginx counts a 499): an HTTP client
@@ -316,7 +316,7 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
         return false;
       }
       request.deadline = Date.now() + REQUEST_DEADLINE_MS;
-      giveBackOnClose(release);
+      releaseOnClose(release);
       return true;
     } finally {
       reply.raw.off('close', onGone);

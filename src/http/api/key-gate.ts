@@ -38,8 +38,12 @@ export type Release = (outage?: boolean) => void;
 /** Why a waiting request was refused: the service is unavailable to it (503), nothing was read or counted. */
 export class KeyLineRefusedError extends DeadlineExceededError {
   constructor(readonly reason: 'stalled' | 'outage' | 'too_long') {
-    super(`the turn among the key's requests (${reason === 'stalled' ? 'the line did not move' : reason === 'outage' ? 'a store outage ended a request ahead' : 'waited too long'})`);
+    super("the turn among the key's requests");
     this.name = 'KeyLineRefusedError';
+    // As the log shows it: why the request left its key's line unserved.
+    this.message = `refused in its key's line: ${
+      reason === 'stalled' ? 'the line stood still' : reason === 'outage' ? 'a request ahead ended in a store outage' : 'it waited the longest a request may'
+    }`;
   }
 }
 

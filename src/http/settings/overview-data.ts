@@ -10,7 +10,7 @@ import { PLANS, type Plan } from '../../domain/scopes.js';
 import { keyHint } from '../../keys/api-key.js';
 import { isListedKey, keyStatus } from '../../keys/key-status.js';
 import { dayOf, monthBounds, periodOf } from '../../metering/periods.js';
-import { getAccount } from '../../store/repositories/account.repository.js';
+import { getAccount, type AccountRecord } from '../../store/repositories/account.repository.js';
 import { listKeys, type KeyRecord } from '../../store/repositories/api-key.repository.js';
 import type { AppDeps } from '../app-types.js';
 import { PageError } from './page-errors.js';
@@ -50,7 +50,7 @@ export async function ownedKeyView(deps: AppDeps, accountId: number, keyId: numb
 
 /** The account and its keys as the overview splits them: those it lists (working, or ended within the last 90 days) and the others. */
 export interface AccountAndKeys {
-  account: NonNullable<Awaited<ReturnType<typeof getAccount>>>;
+  account: AccountRecord;
   listed: KeyRecord[];
   /** The keys not listed, which the account's day totals still count (UsageStats.accountDays takes them away). */
   hiddenIds: number[];
