@@ -19,6 +19,9 @@
  *   once, each driven by its own wrk at 50 connections: on a machine whose speed swings from one minute to the
  *   next (±25% here), both see the same swings, and the pair's ratio is what the log costs when the two share it
  *
+ *   Each run also prints the server's CPU a request by thread (the request thread, and of it the system's
+ *   share; V8's helper threads; the rest), and BENCH_CPU_PROF=DIR writes each server's profiles in DIR.
+ *
  *   node --import tsx bench/stats-overhead.ts --micro --log   the request log's own cost in CPU time per request,
  *   without the server (micro() says how)
  *
@@ -30,7 +33,7 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -88,7 +91,9 @@ async function serve(mode: string): Promise<void> {
 }
 
 function startServer(mode: Mode, databaseUrl: string, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve', mode], {
+  // BENCH_CPU_PROF=DIR: each server writes its threads' profiles (tsx's loader thread has one too) in DIR/MODE-PORT.
+  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${join(process.env.BENCH_CPU_PROF, `${mode}-${port}`)}`] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', fileURLToPath(import.meta.url), '--serve', mode], {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -106,6 +111,33 @@ function cpuMs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   // After the command name: state is field 3, so utime (14) and stime (15) are at 11 and 12 here.
   return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
+ * CPU time by thread kind, in ms: the request thread (the process's first), V8's helper threads (garbage
+ * collection, compilation) and the rest (libuv's pool, and so on), from /proc/<pid>/task. A cost that the
+ * request thread's profile does not show can be on the others.
+ */
+function cpuByThread(pid: number): { main: number; mainSystem: number; v8: number; other: number } {
+  const out = { main: 0, mainSystem: 0, v8: 0, other: 0 };
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // a thread that ended meanwhile
+    }
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+    const ms = (Number(fields[11]) + Number(fields[12])) * 10;
+    if (tid === String(pid)) {
+      out.main += ms;
+      out.mainSystem += Number(fields[12]) * 10;
+    }
+    else if (name.startsWith('V8') || name.startsWith('node')) out.v8 += ms;
+    else out.other += ms;
+  }
+  return out;
 }
 
 async function wrk(base: string, keysFile: string, duration: string): Promise<{ rps: number; requests: number }> {
@@ -133,7 +165,11 @@ function loadAccounts(dir: string, databaseUrl: string): string[] {
   return Object.values((JSON.parse(cli(['load', file, '--json'], { DATABASE_URL: databaseUrl })) as { keys: Record<string, string> }).keys);
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
 
 async function compare(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'shelfapi-stats-bench-'));
@@ -174,13 +210,16 @@ async function compare(): Promise<void> {
       try {
         await Promise.all(servers.map((s) => wrk(s.base, keysFile, WARMUP)));
         const before = servers.map((s) => cpuMs(s.child.pid!));
+        const threadsBefore = servers.map((s) => cpuByThread(s.child.pid!));
         const outs = await Promise.all(servers.map((s) => wrk(s.base, keysFile, DURATION)));
         servers.forEach((s, i) => {
           const { rps, requests } = outs[i]!;
           const perRequest = ((cpuMs(s.child.pid!) - before[i]!) * 1000) / requests;
+          const threads = cpuByThread(s.child.pid!);
+          const us = (k: 'main' | 'mainSystem' | 'v8' | 'other') => (((threads[k] - threadsBefore[i]![k]) * 1000) / requests).toFixed(1);
           results[s.mode].push(rps);
           cpuUs[s.mode].push(perRequest);
-          log(`run ${run}, statistics ${s.mode}${servers.length > 1 ? ' (together)' : ''}: ${Math.round(rps)} req/s, ${perRequest.toFixed(1)} µs CPU per request`);
+          log(`run ${run}, statistics ${s.mode}${servers.length > 1 ? ' (together)' : ''}: ${Math.round(rps)} req/s, ${perRequest.toFixed(1)} µs CPU per request (request thread ${us('main')}, of which system ${us('mainSystem')}, V8's threads ${us('v8')}, others ${us('other')})`);
         });
       } finally {
         await Promise.all(servers.map(stop));
