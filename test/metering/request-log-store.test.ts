@@ -12,6 +12,7 @@ import { histogramOf, hourOf, percentileOf, serverTimeBucket, SERVER_TIME_BOUNDS
 import {
   FLUSH_RECORDS,
   LOG_LINES_PER_WRITE,
+  LOG_WRITE_MS,
   mergeLog,
   REQUEST_LOG_KEPT,
   REQUEST_LOG_MS,
@@ -380,8 +381,8 @@ function countingLogLines(store: ConstructorParameters<typeof DatabaseUsageStats
   return { stats: new Counting(store), logs };
 }
 
-describe('a busy server writes the request log at most once a second', () => {
-  test(`flushes started by ${FLUSH_RECORDS} records write the newest 100 lines when a second has passed; the timer's flush writes the rest`, async () => {
+describe(`a busy server writes the request log at most every ${LOG_WRITE_MS} ms`, () => {
+  test(`flushes started by ${FLUSH_RECORDS} records write the newest 100 lines when ${LOG_WRITE_MS} ms have passed; the timer's flush writes the rest`, async () => {
     const store = await openTestStore();
     const { stats, logs } = countingLogLines(store.store);
     const turns = async (n: number) => {
