@@ -337,7 +337,7 @@ function logEntryOf(r: RequestRecord, call: CallRecord): RequestLogEntry {
  * How often a busy server writes the request log (flushes started by their number of records). Every 2 s
  * rather than every second: with 1,001 keys a write holds about 9 lines per key, not 5, so half the chunks'
  * rows, index entries and sweeps; the log's share of the item GET went from about 10% to about 5%
- * (docs/performance.md, 2026-11-27 12:40). A quiet server's timer flush writes it at once.
+ * (docs/performance.md, 2026-11-27 12:01). A quiet server's timer flush writes it at once.
  */
 export const LOG_WRITE_MS = 2000;
 /** Lines of the request log a busy server's flush writes at most (the rest at the next turns). */
