@@ -7,7 +7,7 @@ import { openNewKey, sealNewKey } from '../../src/services/settings-auth/reveal.
 import { renderDocument } from '../../src/http/settings/render.js';
 import { checkSameSite } from '../../src/http/settings/site.js';
 import { BarChart, niceCeiling } from '../../src/http/settings/views/bar-chart.js';
-import { formatRelative, formatUtc, percent } from '../../src/http/settings/views/format.js';
+import { formatCount, formatRelative, formatUtc, percent } from '../../src/http/settings/views/format.js';
 import { MessagePage } from '../../src/http/settings/views/message-page.js';
 import { percentileText } from '../../src/http/settings/views/usage-depth.js';
 import { SignedOutPage } from '../../src/http/settings/views/signed-out.js';
@@ -75,6 +75,14 @@ describe('views', () => {
     assert.ok(!html.includes('<img src=x'));
     assert.match(html, /&lt;script>alert\(1\)&lt;\/script>/);
     assert.ok(html.startsWith('<!DOCTYPE html>'));
+  });
+
+  test('counts are grouped as en-US Intl groups them, whole numbers or not', () => {
+    const intl = new Intl.NumberFormat('en-US');
+    const values = [0, -0, 7, -7, 999, 1000, -1000, 12_345, 100_000, 1_234_567, -9_876_543, Number.MAX_SAFE_INTEGER, 2 ** 60, 1.5, -1234.5678, NaN, Infinity];
+    for (let digits = 1; digits <= 16; digits++) values.push(Number('9'.repeat(digits)), Number(`1${'0'.repeat(digits - 1)}`));
+    for (const n of values) assert.equal(formatCount(n), intl.format(n), String(n));
+    assert.equal(formatCount(1_234_567), '1,234,567');
   });
 
   test('times: exact UTC and relative', () => {
