@@ -367,6 +367,42 @@ if (TEST_STORE === 'postgres') {
       }
     });
   });
+
+  describe('Redis: a flush of thousands of accounts', () => {
+    test('goes as several calls, a turn of the event loop between two (requests are served meanwhile), and all of it is written', async () => {
+      const stats = new RedisUsageStats(TEST_REDIS_URL, { prefix: testRedisPrefix('manycalls'), commandTimeoutMs: 30_000 });
+      await stats.ready();
+      // The turns of the event loop that had passed when each call was handed to the client.
+      const redis = Reflect.get(stats, 'redis') as { statsWrite: (args: unknown) => Promise<unknown> };
+      const statsWrite = redis.statsWrite.bind(redis);
+      const turnsAtCall: number[] = [];
+      let turns = 0;
+      redis.statsWrite = (args) => {
+        turnsAtCall.push(turns);
+        return statsWrite(args);
+      };
+      let ticking = true;
+      const tick = () => {
+        turns++;
+        if (ticking) setImmediate(tick);
+      };
+      setImmediate(tick);
+      try {
+        // 3,000 accounts with a key each, one request each: several thousand commands, more than one call holds.
+        for (let a = 0; a < 3000; a++) stats.record({ ...record(1000 + a, T0 + a, a), accountId: 1000 + a });
+        await stats.flush();
+        assert.ok(turnsAtCall.length >= 3, `several calls, not ${turnsAtCall.length}`);
+        for (let i = 1; i < turnsAtCall.length; i++) assert.ok(turnsAtCall[i]! > turnsAtCall[i - 1]!, `a turn before call ${i + 1}: ${turnsAtCall.join(',')}`);
+        for (const a of [0, 1500, 2999]) {
+          const log = await stats.requestLog(1000 + a, 1000 + a, new Date(T0 - 1).toISOString());
+          assert.deepEqual(log.map((l) => l.requestId), [`r-${a}`], `account ${1000 + a} has its line`);
+        }
+      } finally {
+        ticking = false;
+        await stats.close();
+      }
+    });
+  });
 }
 
 /** Statistics in the store that note how many log lines each write is given. */
