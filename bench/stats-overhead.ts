@@ -106,11 +106,23 @@ function startServer(mode: Mode, databaseUrl: string, port: number): Promise<Chi
   });
 }
 
-/** CPU time the process has used, user + system, in ms (Linux: /proc/<pid>/stat, 100 ticks a second). */
+/**
+ * A /proc stat file (a process's, or one of its threads' under task/): its command name and the CPU time
+ * used, user and system, in ms (100 ticks a second).
+ */
+function cpuOf(statPath: string): { name: string; userMs: number; systemMs: number } {
+  const stat = readFileSync(statPath, 'utf8');
+  // The name may hold spaces and parentheses: it ends at the last ") ". After it, state is field 3, so utime
+  // (14) and stime (15) are at 11 and 12.
+  const end = stat.lastIndexOf(') ');
+  const fields = stat.slice(end + 2).split(' ');
+  return { name: stat.slice(stat.indexOf('(') + 1, end), userMs: Number(fields[11]) * 10, systemMs: Number(fields[12]) * 10 };
+}
+
+/** CPU time the process has used, user + system, in ms. */
 function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  // After the command name: state is field 3, so utime (14) and stime (15) are at 11 and 12 here.
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  const { userMs, systemMs } = cpuOf(`/proc/${pid}/stat`);
+  return userMs + systemMs;
 }
 
 /**
@@ -121,20 +133,17 @@ function cpuMs(pid: number): number {
 function cpuByThread(pid: number): { main: number; mainSystem: number; v8: number; other: number } {
   const out = { main: 0, mainSystem: 0, v8: 0, other: 0 };
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    let stat: string;
+    let thread: ReturnType<typeof cpuOf>;
     try {
-      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      thread = cpuOf(`/proc/${pid}/task/${tid}/stat`);
     } catch {
       continue; // a thread that ended meanwhile
     }
-    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-    const ms = (Number(fields[11]) + Number(fields[12])) * 10;
+    const ms = thread.userMs + thread.systemMs;
     if (tid === String(pid)) {
       out.main += ms;
-      out.mainSystem += Number(fields[12]) * 10;
-    }
-    else if (name.startsWith('V8') || name.startsWith('node')) out.v8 += ms;
+      out.mainSystem += thread.systemMs;
+    } else if (thread.name.startsWith('V8') || thread.name.startsWith('node')) out.v8 += ms;
     else out.other += ms;
   }
   return out;
