@@ -22,6 +22,7 @@ import { HOURS_KEPT_MS, hourOf } from './usage-buckets.js';
 import {
   addField,
   BufferedUsageStats,
+  COUNT_ROWS_PER_WRITE,
   outcomesByDay,
   REJECTIONS_KEPT,
   REQUEST_LOG_KEPT,
@@ -145,6 +146,8 @@ export class DatabaseUsageStats extends BufferedUsageStats {
     this.db = store.db;
     this.sqlite = store.sqlite;
     this.sweeps = new ChunkSweeps(options.sweepAges);
+    // SQLite writes on the event loop: a busy second's counts go a slice a turn.
+    if (this.sqlite !== null) this.countRowsPerWrite = COUNT_ROWS_PER_WRITE;
   }
 
   /** Real time of the last purge; the first flush purges. */

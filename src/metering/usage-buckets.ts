@@ -156,6 +156,27 @@ export class BucketCounts {
     } else row.requests += requests;
   }
 
+  /** The keys whose rows are held. */
+  keyIds(): IterableIterator<number> {
+    return this.keys.keys();
+  }
+
+  /** How many rows of the key are held. */
+  rowsOf(keyId: number): number {
+    let n = 0;
+    for (const fields of this.keys.get(keyId)?.values() ?? []) n += fields.size;
+    return n;
+  }
+
+  /** The key's rows, taken out of those held. */
+  take(keyId: number): BucketRow[] {
+    const out: BucketRow[] = [];
+    for (const fields of this.keys.get(keyId)?.values() ?? []) for (const row of fields.values()) out.push(row);
+    this.keys.delete(keyId);
+    this.size -= out.length;
+    return out;
+  }
+
   /** The rows held, a key's and a period's together. */
   rows(): BucketRow[] {
     const out: BucketRow[] = [];

@@ -349,21 +349,33 @@ export const LOG_LINES_PER_WRITE = 2000;
  * (docs/performance.md).
  */
 export const COUNTS_WRITE_MS = 1000;
+/**
+ * Rows of counts, last uses and rejections a write takes at most on a store that writes on the event loop
+ * (SQLite): about as long a hold as a slice of the log (LOG_LINES_PER_WRITE), a few milliseconds.
+ */
+export const COUNT_ROWS_PER_WRITE = 2000;
 
 type BucketRow = StatsBatch['buckets'][number];
 type LastUseRow = StatsBatch['lastUse'][number];
 type OutcomeRow = StatsBatch['outcomes'][number];
 type RejectionsOfKey = StatsBatch['rejections'][number];
 
-/** Adds rows (times `sign`) to the day counts by outcome held, by key, day and outcome; a count that comes to 0 is let go. */
-function mergeOutcomes(held: Map<string, OutcomeRow>, rows: readonly OutcomeRow[], sign: 1 | -1 = 1): void {
+/** Adds rows (times `sign`) to the day counts by outcome held, by key, then day and outcome; a count that comes to 0 is let go. */
+function mergeOutcomes(held: Map<number, Map<string, OutcomeRow>>, rows: readonly OutcomeRow[], sign: 1 | -1 = 1): void {
   for (const r of rows) {
-    const id = `${r.keyId}|${r.day}|${r.outcome}`;
-    const before = held.get(id);
+    let ofKey = held.get(r.keyId);
+    if (ofKey === undefined) {
+      ofKey = new Map();
+      held.set(r.keyId, ofKey);
+    }
+    const id = `${r.day}|${r.outcome}`;
+    const before = ofKey.get(id);
     const requests = (before?.requests ?? 0) + sign * r.requests;
-    if (requests === 0) held.delete(id);
-    else if (before !== undefined) before.requests = requests;
-    else held.set(id, { ...r, requests });
+    if (requests === 0) {
+      ofKey.delete(id);
+      if (ofKey.size === 0) held.delete(r.keyId);
+    } else if (before !== undefined) before.requests = requests;
+    else ofKey.set(id, { ...r, requests });
   }
 }
 
@@ -503,9 +515,23 @@ export abstract class BufferedUsageStats implements UsageStats {
    */
   private pendingBuckets = new BucketCounts();
   private pendingLastUse = new Map<number, LastUseRow>();
-  private pendingOutcomes = new Map<string, OutcomeRow>();
+  private pendingOutcomes = new Map<number, Map<string, OutcomeRow>>();
   private pendingRejections = new Map<number, RejectionsOfKey>();
   private countsWrittenAt = 0;
+  /**
+   * Rows of counts, last uses and rejections a busy write takes at most (whole keys; the rest at the next
+   * turns); Infinity: all at once. A store whose write holds the event loop (SQLite) sets it: a second's
+   * counts of 10,000 keys (~38,000 rows) written at once held it 130-230 ms each second, which set the
+   * p99 of every request (docs/performance.md, 2026-11-27).
+   */
+  protected countRowsPerWrite = Infinity;
+  /**
+   * The keys of a due write of the counts still to be taken, lowest id first (their rows lie together in
+   * the tables' key-first indexes); keys counted while it goes wait for the next due write.
+   */
+  private countsQueue: number[] = [];
+  /** A due write of the counts went in part: the rest goes at the next turn, whatever the time. */
+  private countsBacklog = false;
 
   /**
    * Held log lines of whole keys, at least one key and about `lines` lines, taken out of those held. A busy
@@ -527,6 +553,49 @@ export abstract class BufferedUsageStats implements UsageStats {
   /** Whether counts, last uses or rejections are held, not written yet. */
   private countsHeld(): boolean {
     return this.pendingBuckets.size > 0 || this.pendingLastUse.size > 0 || this.pendingOutcomes.size > 0 || this.pendingRejections.size > 0;
+  }
+
+  /** Held counts, last uses and rejections of whole keys, at least one key and about `rows` rows, taken out of those held. */
+  private takeCounts(rows: number): Pick<StatsBatch, 'buckets' | 'lastUse' | 'outcomes' | 'rejections'> {
+    if (rows === Infinity) {
+      const all = {
+        buckets: this.pendingBuckets.rows(),
+        lastUse: [...this.pendingLastUse.values()],
+        outcomes: [...this.pendingOutcomes.values()].flatMap((ofKey) => [...ofKey.values()]),
+        rejections: [...this.pendingRejections.values()],
+      };
+      this.pendingBuckets = new BucketCounts();
+      this.pendingLastUse = new Map();
+      this.pendingOutcomes = new Map();
+      this.pendingRejections = new Map();
+      this.countsQueue = [];
+      return all;
+    }
+    if (this.countsQueue.length === 0) {
+      const keyIds = new Set([...this.pendingBuckets.keyIds(), ...this.pendingLastUse.keys(), ...this.pendingOutcomes.keys(), ...this.pendingRejections.keys()]);
+      this.countsQueue = [...keyIds].sort((a, b) => a - b);
+    }
+    const taken: Pick<StatsBatch, 'buckets' | 'lastUse' | 'outcomes' | 'rejections'> = { buckets: [], lastUse: [], outcomes: [], rejections: [] };
+    let n = 0;
+    let i = 0;
+    for (; i < this.countsQueue.length; i++) {
+      const keyId = this.countsQueue[i]!;
+      const outcomes = this.pendingOutcomes.get(keyId);
+      const lastUse = this.pendingLastUse.get(keyId);
+      const rejections = this.pendingRejections.get(keyId);
+      const ofKey = this.pendingBuckets.rowsOf(keyId) + (outcomes?.size ?? 0) + (lastUse === undefined ? 0 : 1) + (rejections?.items.length ?? 0);
+      if (n > 0 && n + ofKey > rows) break;
+      n += ofKey;
+      taken.buckets.push(...this.pendingBuckets.take(keyId));
+      if (outcomes !== undefined) taken.outcomes.push(...outcomes.values());
+      if (lastUse !== undefined) taken.lastUse.push(lastUse);
+      if (rejections !== undefined) taken.rejections.push(rejections);
+      this.pendingOutcomes.delete(keyId);
+      this.pendingLastUse.delete(keyId);
+      this.pendingRejections.delete(keyId);
+    }
+    this.countsQueue = i === this.countsQueue.length ? [] : this.countsQueue.slice(i);
+    return taken;
   }
 
   /** Writes everything held now (tests, and close). */
@@ -558,26 +627,18 @@ export abstract class BufferedUsageStats implements UsageStats {
       mergeLastUse(this.pendingLastUse, own.lastUse);
       mergeOutcomes(this.pendingOutcomes, own.outcomes);
       mergeRejections(this.pendingRejections, own.rejections);
-      const countsDue = mode !== 'busy' || Date.now() - this.countsWrittenAt >= COUNTS_WRITE_MS;
-      batch.buckets = countsDue ? this.pendingBuckets.rows() : [];
-      batch.lastUse = countsDue ? [...this.pendingLastUse.values()] : [];
-      batch.outcomes = countsDue ? [...this.pendingOutcomes.values()] : [];
-      batch.rejections = countsDue ? [...this.pendingRejections.values()] : [];
-      if (countsDue) {
-        this.pendingBuckets = new BucketCounts();
-        this.pendingLastUse = new Map();
-        this.pendingOutcomes = new Map();
-        this.pendingRejections = new Map();
-      }
+      const countsDue = mode !== 'busy' || this.countsBacklog || Date.now() - this.countsWrittenAt >= COUNTS_WRITE_MS;
+      Object.assign(batch, countsDue ? this.takeCounts(mode === 'all' ? Infinity : this.countRowsPerWrite) : { buckets: [], lastUse: [], outcomes: [], rejections: [] });
       try {
         await this.write(batch);
         this.failing = false;
         if (logDue) this.logWrittenAt = Date.now();
         if (countsDue) this.countsWrittenAt = Date.now();
-        // What is left of a due log goes at the next turn; the log and counts held back, by the timer's
-        // flush if no other comes first.
+        // What is left of a due log or of due counts goes at the next turn; the log and counts held back,
+        // by the timer's flush if no other comes first.
         this.logBacklog = logDue && this.pendingLog.size > 0;
-        if (this.logBacklog) this.flushSoon();
+        this.countsBacklog = countsDue && this.countsQueue.length > 0;
+        if (this.logBacklog || this.countsBacklog) this.flushSoon();
         else if (this.pendingLog.size > 0 || this.countsHeld()) this.scheduleFlush();
       } catch (error) {
         this.failing = true;

@@ -10,6 +10,7 @@ import { migrateTo, migrateToLatest } from '../../src/store/database.js';
 import { RedisUsageStats } from '../../src/metering/redis-usage-stats.js';
 import { histogramOf, hourOf, percentileOf, serverTimeBucket, SERVER_TIME_BOUNDS_MS } from '../../src/metering/usage-buckets.js';
 import {
+  COUNT_ROWS_PER_WRITE,
   FLUSH_RECORDS,
   LOG_LINES_PER_WRITE,
   LOG_WRITE_MS,
@@ -409,6 +410,8 @@ if (TEST_STORE === 'postgres') {
 function countingLogLines(store: ConstructorParameters<typeof DatabaseUsageStats>[0]): { stats: DatabaseUsageStats; logs: number[] } {
   const logs: number[] = [];
   class Counting extends DatabaseUsageStats {
+    // The log's slices alone: the counts' own slices (tested below) would add writes of no lines.
+    protected override countRowsPerWrite = Infinity;
     protected override async write(batch: StatsBatch): Promise<void> {
       logs.push(batch.log.reduce((n, e) => n + e.items.length, 0));
       await super.write(batch);
@@ -570,6 +573,85 @@ describe(`a busy server sums usage buckets, last uses, outcomes and rejections o
       const rejections = await stats.recentRejections(7, 12);
       const newest = Array.from({ length: 20 }, (_, k) => `r-${2 * FLUSH_RECORDS - 1 - 100 * k}`);
       assert.deepEqual(rejections.map((r) => r.requestId), newest);
+    } finally {
+      await stats.close();
+      await store.close();
+    }
+  });
+});
+
+describe(`a busy server writes a second's counts of many keys a slice a turn (${TEST_STORE})`, () => {
+  const countRows = (batch: StatsBatch) =>
+    batch.buckets.length + batch.outcomes.length + batch.lastUse.length + batch.rejections.reduce((n, r) => n + r.items.length, 0);
+  const keysOf = (batch: StatsBatch) => [...new Set([...batch.buckets, ...batch.outcomes, ...batch.lastUse].map((r) => r.keyId))].sort((a, b) => a - b);
+
+  test('slices of whole keys, lowest key first, go by themselves; every count arrives once, a failed slice too', async () => {
+    const store = await openTestStore();
+    const writes: Array<{ rows: number; keys: number[] }> = [];
+    let failAt = -1;
+    const SLICE = 300;
+    class Probe extends DatabaseUsageStats {
+      protected override countRowsPerWrite = SLICE;
+      protected override async write(batch: StatsBatch): Promise<void> {
+        writes.push({ rows: countRows(batch), keys: keysOf(batch) });
+        if (writes.length === failAt) throw new Error('the store is away');
+        await super.write(batch);
+      }
+    }
+    const stats = new Probe(store.store);
+    try {
+      // One request of each of FLUSH_RECORDS keys (ids 1000 up, recorded highest first): a busy flush, each key ~7 rows.
+      for (let n = FLUSH_RECORDS - 1; n >= 0; n--) stats.record(record(1000 + n, T0 + n, n));
+      failAt = 3;
+      const started = Date.now();
+      let seen = -1;
+      // The slices go a turn apart by themselves, the failed one again at the timer's flush: wait until none comes.
+      while (writes.length !== seen && Date.now() - started < 30_000) {
+        seen = writes.length;
+        await new Promise((resolve) => setTimeout(resolve, 1200));
+      }
+      const counted = writes.filter((w) => w.rows > 0);
+      assert.ok(counted.length >= (FLUSH_RECORDS * 7) / SLICE, `${counted.length} writes of counts, before any flush() asked for them`);
+      for (const w of counted) assert.ok(w.rows <= SLICE + 7, `a write of ${w.rows} rows: whole keys of about ${SLICE} rows`);
+      const due = counted.slice(0, failAt).flatMap((w) => w.keys);
+      assert.deepEqual(due, [...due].sort((a, b) => a - b), 'the keys go lowest first');
+      assert.equal(due[0], 1000);
+      await stats.flush();
+      const hour = hourOf(T0);
+      const day = new Date(T0).toISOString().slice(0, 10);
+      for (const keyId of [1000, writes[failAt - 1]!.keys[0]!, 1000 + FLUSH_RECORDS - 1]) {
+        assert.equal((await stats.usageBuckets(7, [keyId], [hour])).get(hour)?.get('e:/catalogue/:id'), 1, `key ${keyId} counted once`);
+      }
+      const all = Array.from({ length: FLUSH_RECORDS }, (_, n) => 1000 + n);
+      assert.equal((await stats.usageBuckets(7, all, [day])).get(day)?.get('e:/catalogue/:id'), FLUSH_RECORDS, 'every request counted once');
+      assert.equal((await stats.keysOutcomes(7, all, day, day))[0]?.counts.counted, FLUSH_RECORDS);
+      assert.equal((await stats.lastUse(7, all)).size, FLUSH_RECORDS, 'every key has its last use');
+    } finally {
+      await stats.close();
+      await store.close();
+    }
+  });
+
+  test(`SQLite takes at most ${COUNT_ROWS_PER_WRITE} rows (and a key's) a write; PostgreSQL, whose writes do not hold the event loop, all at once`, async () => {
+    const store = await openTestStore();
+    const writes: number[] = [];
+    class Probe extends DatabaseUsageStats {
+      protected override async write(batch: StatsBatch): Promise<void> {
+        writes.push(countRows(batch));
+        await super.write(batch);
+      }
+    }
+    const stats = new Probe(store.store);
+    try {
+      for (let n = 0; n < FLUSH_RECORDS; n++) stats.record(record(1000 + n, T0 + n, n));
+      const started = Date.now();
+      while (writes.reduce((a, b) => a + b, 0) < FLUSH_RECORDS * 7 && Date.now() - started < 20_000) await new Promise((resolve) => setTimeout(resolve, 20));
+      if (TEST_STORE === 'sqlite') {
+        assert.ok(writes.length >= (FLUSH_RECORDS * 7) / COUNT_ROWS_PER_WRITE, `${writes.length} writes`);
+        for (const rows of writes) assert.ok(rows <= COUNT_ROWS_PER_WRITE + 7, `a write of ${rows} rows`);
+      } else {
+        assert.equal(writes[0], FLUSH_RECORDS * 7, 'the first write has every count');
+      }
     } finally {
       await stats.close();
       await store.close();
