@@ -17,6 +17,8 @@ import { sql } from 'kysely';
 import { capYoungGeneration, limitHeapGrowth } from './observability/heap-growth.js';
 import { serverLogDestination } from './observability/log-destination.js';
 import { Metrics } from './observability/metrics.js';
+import { registerCheckpointMetrics } from './observability/sqlite-checkpoint-metrics.js';
+import { startCheckpointThread, type CheckpointThread } from './store/sqlite-checkpoints.js';
 
 export interface Readiness {
   store: 'ok' | 'unavailable';
@@ -75,6 +77,12 @@ export async function startServer(
     config.statsThread ? { thread: { onError: (err) => app?.log.error({ err }, 'the statistics thread failed; it is started again') } } : {},
   );
   app = await buildApp({ config, store, meter, clock: systemClock, metrics, stats, logStream });
+  // SQLite: the WAL is copied into the file from a thread, not inside a commit on the event loop.
+  let checkpoints: CheckpointThread | null = null;
+  if (store.sqlite !== null && config.database.dialect === 'sqlite' && config.database.path !== ':memory:') {
+    checkpoints = startCheckpointThread(store.sqlite, config.database.path, (err) => app?.log.error({ err }, 'the SQLite checkpoint thread failed; it is started again'));
+    registerCheckpointMetrics(metrics.registry, checkpoints);
+  }
   let draining = false;
   // Before Fastify's own listener: the header is set before any answer is written.
   app.server.prependListener('request', (_request: IncomingMessage, response: ServerResponse) => {
@@ -109,6 +117,7 @@ export async function startServer(
       // The owners' statistics of the last requests are still in memory: write them before the store closes.
       await stats.close().catch((err: unknown) => app.log.error({ err }, 'could not write the last per-key statistics'));
       await meter.close();
+      await checkpoints?.close();
       await store.close();
     })());
   let drained: Promise<void> | null = null;
