@@ -176,13 +176,6 @@ export class BucketCounts {
     this.size -= out.length;
     return out;
   }
-
-  /** The rows held, a key's and a period's together. */
-  rows(): BucketRow[] {
-    const out: BucketRow[] = [];
-    for (const periods of this.keys.values()) for (const fields of periods.values()) for (const row of fields.values()) out.push(row);
-    return out;
-  }
 }
 
 /** Server-time histogram counts (index -> requests) out of a period's fields. */

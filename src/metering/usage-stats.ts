@@ -555,23 +555,12 @@ export abstract class BufferedUsageStats implements UsageStats {
     return this.pendingBuckets.size > 0 || this.pendingLastUse.size > 0 || this.pendingOutcomes.size > 0 || this.pendingRejections.size > 0;
   }
 
-  /** Held counts, last uses and rejections of whole keys, at least one key and about `rows` rows, taken out of those held. */
+  /**
+   * Held counts, last uses and rejections of whole keys, at least one key and about `rows` rows, taken out of
+   * those held: the keys of the due write under way first (Infinity: every key held).
+   */
   private takeCounts(rows: number): Pick<StatsBatch, 'buckets' | 'lastUse' | 'outcomes' | 'rejections'> {
-    if (rows === Infinity) {
-      const all = {
-        buckets: this.pendingBuckets.rows(),
-        lastUse: [...this.pendingLastUse.values()],
-        outcomes: [...this.pendingOutcomes.values()].flatMap((ofKey) => [...ofKey.values()]),
-        rejections: [...this.pendingRejections.values()],
-      };
-      this.pendingBuckets = new BucketCounts();
-      this.pendingLastUse = new Map();
-      this.pendingOutcomes = new Map();
-      this.pendingRejections = new Map();
-      this.countsQueue = [];
-      return all;
-    }
-    if (this.countsQueue.length === 0) {
+    if (this.countsQueue.length === 0 || rows === Infinity) {
       const keyIds = new Set([...this.pendingBuckets.keyIds(), ...this.pendingLastUse.keys(), ...this.pendingOutcomes.keys(), ...this.pendingRejections.keys()]);
       this.countsQueue = [...keyIds].sort((a, b) => a - b);
     }
@@ -583,9 +572,9 @@ export abstract class BufferedUsageStats implements UsageStats {
       const outcomes = this.pendingOutcomes.get(keyId);
       const lastUse = this.pendingLastUse.get(keyId);
       const rejections = this.pendingRejections.get(keyId);
-      const ofKey = this.pendingBuckets.rowsOf(keyId) + (outcomes?.size ?? 0) + (lastUse === undefined ? 0 : 1) + (rejections?.items.length ?? 0);
-      if (n > 0 && n + ofKey > rows) break;
-      n += ofKey;
+      const keyRows = this.pendingBuckets.rowsOf(keyId) + (outcomes?.size ?? 0) + (lastUse === undefined ? 0 : 1) + (rejections?.items.length ?? 0);
+      if (n > 0 && n + keyRows > rows) break;
+      n += keyRows;
       taken.buckets.push(...this.pendingBuckets.take(keyId));
       if (outcomes !== undefined) taken.outcomes.push(...outcomes.values());
       if (lastUse !== undefined) taken.lastUse.push(lastUse);
