@@ -48,6 +48,7 @@ import type { StatsBatch } from '../src/metering/usage-stats.js';
 import { cli } from './bench-support.js';
 import { SqliteMeter } from '../src/metering/sqlite-meter.js';
 import { migrateToLatest, openStore } from '../src/store/database.js';
+import { startCheckpointThread } from '../src/store/sqlite-checkpoints.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 5000);
@@ -78,12 +79,15 @@ async function serve(mode: string): Promise<void> {
   if (store.sqlite === null) throw new Error('this comparison runs on SQLite');
   const stats = mode === 'on' ? new DatabaseUsageStats(store) : mode === 'log-off' ? new WithoutRequestLog(store) : undefined;
   const app = await buildApp({ config, store, meter: new SqliteMeter(store.sqlite), clock: systemClock, ...(stats ? { stats } : {}) });
+  // As `serve` does on SQLite (src/server.ts): the WAL is checkpointed from a thread.
+  const checkpoints = config.database.dialect === 'sqlite' ? startCheckpointThread(store.sqlite, config.database.path, (err) => process.stderr.write(`checkpoint thread: ${String(err)}\n`)) : null;
   await app.listen({ host: '127.0.0.1', port: config.port });
   process.stdout.write('ready\n');
   process.once('SIGTERM', () => {
     void (async () => {
       await app.close();
       await stats?.close();
+      await checkpoints?.close();
       await store.close();
       process.exit(0);
     })();
