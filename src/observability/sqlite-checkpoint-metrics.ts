@@ -3,7 +3,8 @@
  * growing say the thread cannot keep up (past 16,384 the serving connection checkpoints on the event loop
  * again, and answers slow); restarts say it failed.
  */
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
+import { registerRunningTotal } from './running-total-counter.js';
 import type { CheckpointThread } from '../store/sqlite-checkpoints.js';
 
 export function registerCheckpointMetrics(registry: Registry, thread: CheckpointThread): void {
@@ -16,16 +17,10 @@ export function registerCheckpointMetrics(registry: Registry, thread: Checkpoint
       this.set(thread.walPagesBehind);
     },
   });
-  // A Counter's collect may only add what is new since the last read.
-  let counted = 0;
-  const restarts = new Counter({
-    name: 'shelfapi_sqlite_checkpoint_thread_restarts_total',
-    help: 'Times the SQLite checkpoint thread stopped and was started again; with --workers, summed',
-    registers: [registry],
-    aggregator: 'sum',
-    collect() {
-      if (thread.restarts > counted) restarts.inc(thread.restarts - counted);
-      counted = thread.restarts;
-    },
-  });
+  registerRunningTotal(
+    registry,
+    'shelfapi_sqlite_checkpoint_thread_restarts_total',
+    'Times the SQLite checkpoint thread stopped and was started again; with --workers, summed',
+    () => thread.restarts,
+  );
 }

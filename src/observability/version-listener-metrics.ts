@@ -4,7 +4,8 @@
  * load the held principals spare it. Each series names how `serve --workers` sums it up in the primary
  * (prom-client's AggregatorRegistry): one worker down shows, the others listening do not hide it.
  */
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
+import { registerRunningTotal } from './running-total-counter.js';
 import type { VersionListenerStatus } from '../store/version-listener.js';
 
 export function registerVersionListenerMetrics(registry: Registry, status: () => VersionListenerStatus): void {
@@ -18,19 +19,12 @@ export function registerVersionListenerMetrics(registry: Registry, status: () =>
       this.set(status().listening ? 1 : 0);
     },
   });
-  // Counted by the listener; a Counter's collect may only add what is new since the last read.
-  let counted = 0;
-  const reconnects = new Counter({
-    name: 'shelfapi_version_listener_reconnects_total',
-    help: 'Times the LISTEN connection was lost and listened again (notifications sent meanwhile were missed, so every held principal was dropped); with --workers, summed',
-    registers: [registry],
-    aggregator: 'sum',
-    collect() {
-      const now = status().reconnects;
-      if (now > counted) reconnects.inc(now - counted);
-      counted = now;
-    },
-  });
+  registerRunningTotal(
+    registry,
+    'shelfapi_version_listener_reconnects_total',
+    'Times the LISTEN connection was lost and listened again (notifications sent meanwhile were missed, so every held principal was dropped); with --workers, summed',
+    () => status().reconnects,
+  );
   new Gauge({
     name: 'shelfapi_version_listener_silence_seconds',
     help: 'Seconds since PostgreSQL was last heard on the LISTEN connection (a heartbeat answered every 250 ms, or a notification); grows while it is down; with --workers, the highest of the workers',
