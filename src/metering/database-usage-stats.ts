@@ -3,9 +3,10 @@
  * both: per flush, upserts of the day counts, of the last uses and of the usage buckets, one insert of the
  * rejections and one delete keeping the newest 20 per key, the request log's lines as one row per key
  * (request-log-chunks.ts) and the sweeps of older rows that are due (ChunkSweeps), in one transaction. Every
- * 10 minutes or so a flush also drops request log lines past 7 days and hour buckets past 2 days (of keys no
- * longer used), and starts a sweep of every chunk. On SQLite the upserts run row by row through statements
- * prepared once (cheaper than building and preparing a statement of hundreds of rows per flush).
+ * 10 minutes or so (and at a process's first write) a purge drops request log lines past 7 days and hour
+ * buckets past 2 days (of keys no longer used), PURGE_ROWS_PER_WRITE rows of each table a write until a
+ * write finds fewer, and then starts a sweep of every chunk. On SQLite the upserts run row by row through
+ * statements prepared once (cheaper than building and preparing a statement of hundreds of rows per flush).
  *
  * SQLite: the flush runs synchronously on the store's connection (as the meter does), so nothing else can
  * run on that connection in the middle of it; it does not wait for another process's write lock (a
@@ -13,7 +14,7 @@
  * flush.
  */
 import type SqliteDatabase from 'better-sqlite3';
-import { sql, type Compilable, type Kysely } from 'kysely';
+import { sql, type Compilable, type CompiledQuery, type Kysely } from 'kysely';
 import type { Store } from '../store/database.js';
 import type { Database } from '../store/schema.js';
 import { chunkOf, ChunkSweeps, FULL_SWEEP_SLICE, fullSweepSliceEnd, newestLines, readChunks, sweepChunks, type ChunkRow, type SweepPlan } from './request-log-chunks.js';
@@ -71,18 +72,76 @@ const bucketsUpsert = (db: Kysely<Database>, rows: StatsBatch['buckets']) =>
     .values(rows.map((r) => ({ key_id: r.keyId, period: r.period, field: r.field, requests: r.requests })))
     .onConflict((oc) => oc.columns(['key_id', 'period', 'field']).doUpdateSet({ requests: sql`key_usage_buckets.requests + excluded.requests` }));
 
-/** What is past its time, `newest` being the latest request written (epoch ms, the app's clock). */
-const purges = (db: Kysely<Database>, newest: number): Compilable[] => [
-  // Found on the (key_id, oldest_ms, newest_ms, lines) index, which SQLite scans instead of the table's
-  // bodies: 1.4-2 ms against 43 ms for 33,561 chunks (the first purge after a start, from a cold cache, 0.7 s).
+/**
+ * Rows of each table a purge deletes a write at most. The purge was one delete per table: the first after a
+ * start held SQLite's event loop 12.9 s on a slow disk, and every request of the process waited.
+ */
+export const PURGE_ROWS_PER_WRITE = 2_000;
+
+/**
+ * A purge under way. `newest`: the latest request written when it began (epoch ms, the app's clock), from
+ * which what is past its time is reckoned until it ends; per table, the key id its next slice starts from
+ * (the rows of lower keys are gone), null once a slice found fewer rows than it may take.
+ */
+interface Purge {
+  readonly newest: number;
+  readonly chunksFrom: number | null;
+  readonly bucketsFrom: number | null;
+}
+
+/** Every key id, for a purge's first slice. */
+const FIRST_KEY = Number.MIN_SAFE_INTEGER;
+
+/**
+ * A purge's next slice of chunks past 7 days: at most `rows`, lowest key first from `fromKey`; returns the
+ * key ids of those deleted. Found on the (key_id, oldest_ms, newest_ms, lines) index from `fromKey`, which
+ * SQLite searches instead of the table's bodies. Taken in id order the slice walked the table's bodies
+ * instead: 33-41 ms to find that none is left of 40,000 chunks, against 1.2 ms on the index (EXPLAIN QUERY
+ * PLAN and times on a scratch database, 2026-11-27).
+ */
+const chunkPurge = (db: Kysely<Database>, newest: number, fromKey: number, rows: number) =>
   db
     .deleteFrom('key_request_log_chunks')
-    .where('id', 'in', (eb) => eb.selectFrom('key_request_log_chunks').select('id').where('newest_ms', '<', newest - REQUEST_LOG_MS)),
+    .where('id', 'in', (eb) =>
+      eb.selectFrom('key_request_log_chunks').select('id').where('key_id', '>=', fromKey).where('newest_ms', '<', newest - REQUEST_LOG_MS).orderBy('key_id').limit(rows),
+    )
+    .returning('key_id');
+
+/**
+ * A purge's next slice of hour buckets past 2 days, as chunkPurge, by the table's primary key (key_id,
+ * period, field) on both dialects. `period || ''` keeps the period off the index: with statistics (ANALYZE)
+ * SQLite otherwise chose a skip-scan of it (ANY(key_id) AND period<?), whose time did not follow `fromKey`
+ * (a slice from key 900 of 10,000 keys of 156 rows each 22 ms, against 8 ms searching the index from
+ * `fromKey` as now).
+ */
+const bucketPurge = (db: Kysely<Database>, newest: number, fromKey: number, rows: number) =>
   db
     .deleteFrom('key_usage_buckets')
-    .where(sql<number>`length(period)`, '=', 13)
-    .where('period', '<', hourOf(newest - HOURS_KEPT_MS)),
-];
+    .where((eb) =>
+      eb(
+        eb.refTuple('key_id', 'period', 'field'),
+        'in',
+        eb
+          .selectFrom('key_usage_buckets as b')
+          .select(['b.key_id', 'b.period', 'b.field'])
+          .where('b.key_id', '>=', fromKey)
+          .where(sql<number>`length(b.period)`, '=', 13)
+          .where(sql<string>`b.period || ''`, '<', hourOf(newest - HOURS_KEPT_MS))
+          // By the whole primary key: with statistics SQLite builds the list twice (the IN's rows and a
+          // Bloom filter), and both must be the same rows.
+          .orderBy('b.key_id')
+          .orderBy('b.period')
+          .orderBy('b.field')
+          .limit(rows)
+          .$asTuple('key_id', 'period', 'field'),
+      ),
+    )
+    .returning('key_id');
+
+/** Where a table's purge goes on after a slice that deleted rows of these keys: null when it took fewer than it could. */
+function purgedTo(keys: ReadonlyArray<{ key_id: number | string }>, rows: number): number | null {
+  return keys.length < rows ? null : Math.max(...keys.map((k) => Number(k.key_id)));
+}
 
 /** The latest request of a batch (epoch ms), or null for none. */
 function newestOf(batch: StatsBatch): number | null {
@@ -140,18 +199,27 @@ export class DatabaseUsageStats extends BufferedUsageStats {
   private readonly db: Kysely<Database>;
   private readonly sqlite: SqliteDatabase.Database | null;
 
-  /** `sweepAges`: when this process sweeps the chunks it wrote (SWEEP_AGES_MS; tests shorten them). */
-  constructor(store: Store, options: { sweepAges?: readonly number[] } = {}) {
+  /**
+   * `sweepAges`: when this process sweeps the chunks it wrote (SWEEP_AGES_MS; tests shorten them).
+   * `purgeRowsPerWrite`: PURGE_ROWS_PER_WRITE (tests shorten it).
+   */
+  constructor(store: Store, options: { sweepAges?: readonly number[]; purgeRowsPerWrite?: number } = {}) {
     super();
     this.db = store.db;
     this.sqlite = store.sqlite;
     this.sweeps = new ChunkSweeps(options.sweepAges);
+    this.purgeRows = options.purgeRowsPerWrite ?? PURGE_ROWS_PER_WRITE;
     // SQLite writes on the event loop: a busy second's counts go a slice a turn.
     if (this.sqlite !== null) this.countRowsPerWrite = COUNT_ROWS_PER_WRITE;
   }
 
-  /** Real time of the last purge; the first flush purges. */
+  /** Real time the last purge ended; the first flush purges. */
   private purgedAt = 0;
+
+  /** The purge under way, null between two. */
+  private purge: Purge | null = null;
+
+  private readonly purgeRows: number;
 
   /** The sweeps of the request log's chunks this process wrote (request-log-chunks.ts). */
   private readonly sweeps: ChunkSweeps;
@@ -161,28 +229,42 @@ export class DatabaseUsageStats extends BufferedUsageStats {
     return batch.log.filter((entry) => entry.items.length > 0).map((entry) => chunkOf(entry.keyId, entry.items));
   }
 
-  /** Whether this write purges what is past its time (every PURGE_EVERY_MS of real time, and at the first write). */
-  private purgeDue(batch: StatsBatch): number | null {
+  /**
+   * The purge this write goes on with: the one under way, whatever the time (its rows are past their time
+   * already), or a new one every PURGE_EVERY_MS of real time and at the first write. A new one is noted
+   * only once its first slice is written.
+   */
+  private purgeDue(batch: StatsBatch): Purge | null {
+    if (this.purge !== null) return this.purge;
     const newest = newestOf(batch);
-    return newest !== null && Date.now() - this.purgedAt >= PURGE_EVERY_MS ? newest : null;
+    return newest !== null && Date.now() - this.purgedAt >= PURGE_EVERY_MS ? { newest, chunksFrom: FIRST_KEY, bucketsFrom: FIRST_KEY } : null;
   }
 
   protected async write(batch: StatsBatch): Promise<void> {
     const conn = this.sqlite;
     const logChunks = DatabaseUsageStats.chunksOf(batch);
     const plan = this.sweeps.plan(Date.now());
-    const purgeAt = this.purgeDue(batch);
+    const purge = this.purgeDue(batch);
+    const purgeRows = this.purgeRows;
     if (conn === null) {
       const queries = [
         ...chunks(batch.outcomes).map((rows) => outcomesUpsert(this.db, rows)),
         ...chunks(batch.lastUse).map((rows) => lastUseUpsert(this.db, rows)),
         ...chunks(batch.buckets).map((rows) => bucketsUpsert(this.db, rows)),
         ...rejectionStatements(this.db, batch),
-        ...(purgeAt === null ? [] : purges(this.db, purgeAt)),
       ];
-      if (queries.length === 0 && logChunks.length === 0 && plan.ranges.length === 0 && plan.fullAfter === null) return;
-      const { wrote, fullReached } = await this.db.transaction().execute(async (trx) => {
+      if (queries.length === 0 && logChunks.length === 0 && plan.ranges.length === 0 && plan.fullAfter === null && purge === null) return;
+      const { wrote, fullReached, purged } = await this.db.transaction().execute(async (trx) => {
         for (const query of queries) await trx.executeQuery(query.compile());
+        let purged: Purge | null = null;
+        if (purge !== null) {
+          const { newest, chunksFrom, bucketsFrom } = purge;
+          purged = {
+            newest,
+            chunksFrom: chunksFrom === null ? null : purgedTo(await chunkPurge(trx, newest, chunksFrom, purgeRows).execute(), purgeRows),
+            bucketsFrom: bucketsFrom === null ? null : purgedTo(await bucketPurge(trx, newest, bucketsFrom, purgeRows).execute(), purgeRows),
+          };
+        }
         let ids: number[] = [];
         for (const rows of chunks(logChunks)) ids = ids.concat((await trx.insertInto('key_request_log_chunks').values(rows).returning('id').execute()).map((r) => Number(r.id)));
         for (const [from, to] of plan.ranges) await sweepChunks(trx, from, to).execute();
@@ -194,17 +276,26 @@ export class DatabaseUsageStats extends BufferedUsageStats {
             await sweepChunks(trx, plan.fullAfter + 1, reached).execute();
           }
         }
-        return { wrote: ids.length === 0 ? null : ([Math.min(...ids), Math.max(...ids)] as const), fullReached: reached };
+        return { wrote: ids.length === 0 ? null : ([Math.min(...ids), Math.max(...ids)] as const), fullReached: reached, purged };
       });
-      this.committed(plan, wrote, fullReached, purgeAt);
+      this.committed(plan, wrote, fullReached, purged);
       return;
     }
-    if (batch.outcomes.length === 0 && batch.lastUse.length === 0 && batch.rejections.length === 0 && logChunks.length === 0 && batch.buckets.length === 0 && plan.ranges.length === 0 && plan.fullAfter === null) return;
+    if (batch.outcomes.length === 0 && batch.lastUse.length === 0 && batch.rejections.length === 0 && logChunks.length === 0 && batch.buckets.length === 0 && plan.ranges.length === 0 && plan.fullAfter === null && purge === null) return;
     // An operator's transaction open on this connection (never in a serving process): do not join it.
     if (conn.inTransaction) throw new Error('the store connection is inside a transaction; written at the next flush');
     const { outcome, lastUse, bucket, rejection, trimRejections, chunk, sweep, sliceEnd } = (this.#rowStatements ??= this.#prepareRowStatements(conn));
-    const purge = purgeAt === null ? [] : purges(this.db, purgeAt).map((q) => q.compile());
-    const { wrote, fullReached } = withBusyTimeout(conn, 0, () =>
+    // Compiled per write, not prepared once as the rows' statements are: a purge is a few writes every 10 minutes.
+    const purgeSlices =
+      purge === null
+        ? null
+        : {
+            newest: purge.newest,
+            chunks: purge.chunksFrom === null ? null : chunkPurge(this.db, purge.newest, purge.chunksFrom, purgeRows).compile(),
+            buckets: purge.bucketsFrom === null ? null : bucketPurge(this.db, purge.newest, purge.bucketsFrom, purgeRows).compile(),
+          };
+    const deleted = (q: CompiledQuery | null) => (q === null ? null : purgedTo(conn.prepare(q.sql).all(...q.parameters) as Array<{ key_id: number }>, purgeRows));
+    const { wrote, fullReached, purged } = withBusyTimeout(conn, 0, () =>
       conn
         .transaction(() => {
           for (const r of batch.outcomes) outcome.run(r.keyId, r.day, r.outcome, r.requests);
@@ -230,21 +321,30 @@ export class DatabaseUsageStats extends BufferedUsageStats {
               sweep.run(plan.fullAfter + 1, end, REQUEST_LOG_KEPT);
             }
           }
-          for (const q of purge) conn.prepare(q.sql).run(...(q.parameters as unknown[]));
-          return { wrote: first === null ? null : ([first, last] as const), fullReached: reached };
+          const purged: Purge | null =
+            purgeSlices === null ? null : { newest: purgeSlices.newest, chunksFrom: deleted(purgeSlices.chunks), bucketsFrom: deleted(purgeSlices.buckets) };
+          return { wrote: first === null ? null : ([first, last] as const), fullReached: reached, purged };
         })
         .immediate(),
     );
-    this.committed(plan, wrote, fullReached, purgeAt);
+    this.committed(plan, wrote, fullReached, purged);
   }
 
-  /** After a write: the sweeps done and the chunks written are noted; a purge starts a sweep of every chunk. */
-  private committed(plan: SweepPlan, wrote: readonly [number, number] | null, fullReached: number | null, purgeAt: number | null): void {
+  /**
+   * After a write: the sweeps done and the chunks written are noted, and where the purge got to (a write
+   * that failed notes nothing, and the next one takes the same slices). A purge that ended starts a sweep of
+   * every chunk.
+   */
+  private committed(plan: SweepPlan, wrote: readonly [number, number] | null, fullReached: number | null, purged: Purge | null): void {
     plan.commit(wrote, fullReached);
-    if (purgeAt !== null) {
-      this.purgedAt = Date.now();
-      this.sweeps.sweepAll();
+    if (purged === null) return;
+    if (purged.chunksFrom !== null || purged.bucketsFrom !== null) {
+      this.purge = purged;
+      return;
     }
+    this.purge = null;
+    this.purgedAt = Date.now();
+    this.sweeps.sweepAll();
   }
 
   /**

@@ -4,11 +4,12 @@
 // newest first, 7 days; buckets summed over keys per hour and day; percentiles from the histogram.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import type { Kysely } from 'kysely';
-import { DatabaseUsageStats } from '../../src/metering/database-usage-stats.js';
+import { sql, type Kysely } from 'kysely';
+import { DatabaseUsageStats, PURGE_ROWS_PER_WRITE } from '../../src/metering/database-usage-stats.js';
+import { chunkOf } from '../../src/metering/request-log-chunks.js';
 import { migrateTo, migrateToLatest } from '../../src/store/database.js';
 import { RedisUsageStats } from '../../src/metering/redis-usage-stats.js';
-import { histogramOf, hourOf, percentileOf, serverTimeBucket, SERVER_TIME_BOUNDS_MS } from '../../src/metering/usage-buckets.js';
+import { histogramOf, hourOf, HOURS_KEPT_MS, percentileOf, serverTimeBucket, SERVER_TIME_BOUNDS_MS } from '../../src/metering/usage-buckets.js';
 import {
   COUNT_ROWS_PER_WRITE,
   FLUSH_RECORDS,
@@ -17,6 +18,7 @@ import {
   mergeLog,
   REQUEST_LOG_KEPT,
   REQUEST_LOG_MS,
+  type RequestLogEntry,
   type RequestRecord,
   type StatsBatch,
   type UsageStats,
@@ -292,6 +294,164 @@ describe(`the stored request log: one row per key and write, swept in the order 
       assert.deepEqual((await stats.requestLog(7, 9, new Date(T0).toISOString())).map((l) => l.requestId), ['r-4', 'r-3', 'r-1']);
       await store.store.db.updateTable('key_request_log_chunks').set({ body: 'not json' }).where('id', '=', first.id).execute();
       assert.deepEqual((await stats.requestLog(7, 9, new Date(T0).toISOString())).map((l) => l.requestId), ['r-4']);
+    } finally {
+      await stats.close();
+      await store.close();
+    }
+  });
+});
+
+describe(`the purge goes a slice of each table a write, ${PURGE_ROWS_PER_WRITE} rows at most (${TEST_STORE})`, () => {
+  type Db = Awaited<ReturnType<typeof openTestStore>>['store']['db'];
+  const SLICE = 3;
+  const OLD_KEYS = Array.from({ length: 10 }, (_, k) => 20 + k);
+  const logLine = (i: number, at: number): RequestLogEntry => ({
+    at: new Date(at).toISOString(),
+    method: 'GET',
+    path: `/developer/v1/catalogue/${i}`,
+    status: 200,
+    error: null,
+    outcome: 'counted',
+    durationMs: 3,
+    address: null,
+    requestId: `r-${i}`,
+  });
+
+  /**
+   * What another process left, written as rows: keys 20-29 each a chunk just past 7 days and one just within,
+   * two hour buckets just past 2 days, one just within and a day bucket of 8 days ago (days are not purged);
+   * key 40 150 lines within 7 days in three chunks, the first of which the sweep of every chunk deletes.
+   */
+  async function leftBehind(db: Db): Promise<void> {
+    const chunks = OLD_KEYS.flatMap((k) => [chunkOf(k, [logLine(k, T0 - REQUEST_LOG_MS - 60_000)]), chunkOf(k, [logLine(k, T0 - REQUEST_LOG_MS + 60_000)])]);
+    for (let c = 0; c < 3; c++) chunks.push(chunkOf(40, Array.from({ length: 50 }, (_, i) => logLine(c * 50 + i, T0 - 3_600_000 + c * 50 + i))));
+    await db.insertInto('key_request_log_chunks').values(chunks).execute();
+    const oldHour = hourOf(T0 - HOURS_KEPT_MS - 3_600_000);
+    const oldDay = new Date(T0 - 8 * 86_400_000).toISOString().slice(0, 10);
+    await db
+      .insertInto('key_usage_buckets')
+      .values(
+        OLD_KEYS.flatMap((k) => [
+          { key_id: k, period: oldHour, field: 'e:/catalogue/:id', requests: 1 },
+          { key_id: k, period: oldHour, field: 'o:counted', requests: 1 },
+          { key_id: k, period: hourOf(T0 - HOURS_KEPT_MS), field: 'e:/catalogue/:id', requests: 1 },
+          { key_id: k, period: oldDay, field: 'e:/catalogue/:id', requests: 1 },
+        ]),
+      )
+      .execute();
+  }
+
+  /** The rows of the keys left behind (below 90): past their time or not. */
+  async function rowsLeft(db: Db) {
+    const count = async (query: { executeTakeFirstOrThrow(): Promise<{ n: number | string | bigint }> }) => Number((await query.executeTakeFirstOrThrow()).n);
+    const chunks = db.selectFrom('key_request_log_chunks').select((eb) => eb.fn.countAll<number | string>().as('n')).where('key_id', '<', 90);
+    const buckets = db.selectFrom('key_usage_buckets').select((eb) => eb.fn.countAll<number | string>().as('n')).where('key_id', '<', 90);
+    const hours = buckets.where(sql<number>`length(period)`, '=', 13);
+    return {
+      oldChunks: await count(chunks.where('newest_ms', '<', T0 - REQUEST_LOG_MS)),
+      oldHours: await count(hours.where('period', '<', hourOf(T0 - HOURS_KEPT_MS))),
+      keptChunks: await count(chunks.where('newest_ms', '>=', T0 - REQUEST_LOG_MS)),
+      keptHours: await count(hours.where('period', '>=', hourOf(T0 - HOURS_KEPT_MS))),
+      days: await count(buckets.where(sql<number>`length(period)`, '=', 10)),
+      linesOf40: Number((await db.selectFrom('key_request_log_chunks').select((eb) => eb.fn.coalesce(eb.fn.sum<number | string>('lines'), eb.lit(0)).as('n')).where('key_id', '=', 40).executeTakeFirstOrThrow()).n),
+    };
+  }
+
+  /** Statistics with a write of nothing: what a busy flush hands over when neither its log nor its counts are due. */
+  class Purging extends DatabaseUsageStats {
+    writeNothing(): Promise<void> {
+      return this.write({ outcomes: [], lastUse: [], rejections: [], log: [], buckets: [] });
+    }
+  }
+
+  /** The first write of a process (a purge's first slice), then writes of nothing while old rows are left and for `more` writes after; what is left after each. */
+  async function purgeWrites(stats: Purging, db: Db, more = 0): Promise<Array<Awaited<ReturnType<typeof rowsLeft>>>> {
+    stats.record(record(99, T0, 1));
+    await stats.flush();
+    const seen = [await rowsLeft(db)];
+    let after = 0;
+    while (seen.length < 20 && after <= more) {
+      const last = seen[seen.length - 1]!;
+      if (last.oldChunks === 0 && last.oldHours === 0) after++;
+      if (after > more) break;
+      await stats.writeNothing();
+      seen.push(await rowsLeft(db));
+    }
+    return seen;
+  }
+
+  test(`with ${SLICE} rows a write, 10 chunks past 7 days and 20 hour buckets past 2 days go over 7 writes, ${SLICE} of each table a write, every write going on with it (one of nothing else too); every other row stays`, async () => {
+    const store = await openTestStore();
+    const stats = new Purging(store.store, { purgeRowsPerWrite: SLICE });
+    try {
+      await leftBehind(store.store.db);
+      const kept = { keptChunks: 13, keptHours: 10, days: 10, linesOf40: 150 };
+      assert.deepEqual(await rowsLeft(store.store.db), { oldChunks: 10, oldHours: 20, ...kept });
+      const seen = await purgeWrites(stats, store.store.db);
+      assert.deepEqual(
+        seen.map((r) => r.oldChunks),
+        [7, 4, 1, 0, 0, 0, 0],
+        'chunks: 3 a write, lowest key first',
+      );
+      assert.deepEqual(
+        seen.map((r) => r.oldHours),
+        [17, 14, 11, 8, 5, 2, 0],
+        'hour buckets: 3 a write',
+      );
+      for (const r of seen) assert.deepEqual({ keptChunks: r.keptChunks, keptHours: r.keptHours, days: r.days, linesOf40: r.linesOf40 }, kept);
+    } finally {
+      await stats.close();
+      await store.close();
+    }
+  });
+
+  test("the sweep of every chunk that a purge starts begins at the write after the purge's last slice", async () => {
+    const store = await openTestStore();
+    // No sweeps of this process's own writes: what goes of key 40 goes by the sweep of every chunk.
+    const stats = new Purging(store.store, { purgeRowsPerWrite: SLICE, sweepAges: [] });
+    try {
+      await leftBehind(store.store.db);
+      const seen = await purgeWrites(stats, store.store.db, 1);
+      assert.equal(seen.length, 8, 'the 7 writes of the purge, and one more');
+      assert.deepEqual(
+        seen.map((r) => r.linesOf40),
+        [150, 150, 150, 150, 150, 150, 150, 100],
+        "key 40's first chunk (100 newer lines) goes at the write after the purge ended",
+      );
+    } finally {
+      await stats.close();
+      await store.close();
+    }
+  });
+
+  test("a write that fails in the middle of a purge notes none of it: the next write deletes the same slice, and the failed write's records are written", async () => {
+    const store = await openTestStore();
+    const db = store.store.db;
+    const stats = new Purging(store.store, { purgeRowsPerWrite: SLICE });
+    // The purge's second slice of hour buckets deletes key 22's: refused, after the slice of chunks was deleted in the same write.
+    const refuse =
+      TEST_STORE === 'postgres'
+        ? [
+            "create function refuse_delete() returns trigger language plpgsql as $$ begin raise exception 'the disk is away'; end $$",
+            'create trigger refuse_delete before delete on key_usage_buckets for each row when (old.key_id = 22) execute function refuse_delete()',
+          ]
+        : ["create trigger refuse_delete before delete on key_usage_buckets when old.key_id = 22 begin select raise(abort, 'the disk is away'); end"];
+    try {
+      await leftBehind(db);
+      stats.record(record(99, T0, 1));
+      await stats.flush();
+      assert.deepEqual([(await rowsLeft(db)).oldChunks, (await rowsLeft(db)).oldHours], [7, 17]);
+      for (const statement of refuse) await sql.raw(statement).execute(db);
+      stats.record(record(98, T0 + 1, 2));
+      await assert.rejects(stats.flush(), /the disk is away/);
+      assert.deepEqual([(await rowsLeft(db)).oldChunks, (await rowsLeft(db)).oldHours], [7, 17], 'the failed write deleted nothing');
+      await sql.raw(TEST_STORE === 'postgres' ? 'drop trigger refuse_delete on key_usage_buckets' : 'drop trigger refuse_delete').execute(db);
+      await stats.flush();
+      assert.deepEqual([(await rowsLeft(db)).oldChunks, (await rowsLeft(db)).oldHours], [4, 14], 'the slice the failed write took, no more, no less');
+      for (let i = 0; i < 5; i++) await stats.writeNothing();
+      const left = await rowsLeft(db);
+      assert.deepEqual(left, { oldChunks: 0, oldHours: 0, keptChunks: 13, keptHours: 10, days: 10, linesOf40: 150 });
+      assert.deepEqual((await stats.requestLog(7, 98, new Date(T0).toISOString())).map((l) => l.requestId), ['r-2'], "the failed write's line");
     } finally {
       await stats.close();
       await store.close();
