@@ -78,7 +78,8 @@ const UNDO_RETRY_MS = 500;
 // the held access version is not the account's (nothing written).
 // A month's and a day's count get their expiry when they are created (INCR answers 1): a count that exists
 // already has one (the upgrade and copy-store give every count they write one), so setting it again on every
-// request would cost two calls for nothing.
+// request would cost two calls for nothing. The month's count is taken first and put back when it went past the
+// quota: one call for a counted request, the common case, where reading it first cost two.
 // TIME before writes needs effects replication: always on since Redis 7, the default since 5.
 const ADMIT = `
 local time = redis.call('TIME')
@@ -102,13 +103,19 @@ redis.call('ZADD', KEYS[1], now, ARGV[5])
 redis.call('PEXPIRE', KEYS[1], ${WINDOW_MS})
 redis.call('HSET', KEYS[4], ARGV[7], ARGV[1])
 if oldest == -1 then oldest = now end
-local used = tonumber(redis.call('GET', KEYS[2]) or '0')
+local used
 local counted = 0
-if ARGV[4] == '1' and used < tonumber(ARGV[3]) then
+if ARGV[4] == '1' then
   used = redis.call('INCR', KEYS[2])
   if used == 1 then redis.call('EXPIREAT', KEYS[2], ARGV[6]) end
-  if redis.call('INCR', KEYS[3]) == 1 then redis.call('EXPIRE', KEYS[3], ${DAY_KEPT_S}) end
-  counted = 1
+  if used > tonumber(ARGV[3]) then
+    used = redis.call('DECR', KEYS[2])
+  else
+    if redis.call('INCR', KEYS[3]) == 1 then redis.call('EXPIRE', KEYS[3], ${DAY_KEPT_S}) end
+    counted = 1
+  end
+else
+  used = tonumber(redis.call('GET', KEYS[2]) or '0')
 end
 redis.call('HSET', KEYS[5], ARGV[5], counted)
 redis.call('EXPIRE', KEYS[5], ${ADMISSIONS_KEPT_S})

@@ -59,11 +59,15 @@ const dayBefore = (day: string) => new Date(Date.parse(`${day}T00:00:00.000Z`) -
 
 // KEYS: the hashes and lists written (one hash slot on a cluster). ARGV[1]: a JSON array of strings, the
 // operations one after another, each naming its key by index into KEYS:
-//   h <key> <ttl> <n> <field> <by> ...   HINCRBY each field, then EXPIRE
+//   h <key> <ttl> <n> <field> <by> ...   HINCRBY each field; EXPIRE when a field was created (see below)
 //   l <key> <keep> <ttl> <n> <item> ...  LPUSH the items (oldest first: the newest ends at the head), LTRIM, EXPIRE
 //   u <key> <key id> <at ms> <address> <ttl>  the last use "<at ms> <address>", replaced only by one at least
 //                                            as recent, then EXPIRE
 //   s <key> <value> <ttl>                SET the key to the value unless it is set (an account's totals-since)
+// A hash of counts is named by its period (a day or an hour), so it gets its expiry when it is created, as the
+// meter's counts do, not at every write: a field whose count after HINCRBY is what was added was just created
+// (counts only grow), and a hash is created with its first field. An item GET's statistics made 5.7 EXPIREs a
+// request beside 7.5 HINCRBYs (INFO commandstats, 10,000 keys), nearly all of hashes that had their expiry.
 const STATS_WRITE = `
 local OPS = cjson.decode(ARGV[1])
 local i = 1
@@ -75,11 +79,13 @@ while i <= n do
     local ttl = OPS[i + 2]
     local count = tonumber(OPS[i + 3])
     i = i + 4
+    local created = false
     for _ = 1, count do
-      redis.call('HINCRBY', key, OPS[i], OPS[i + 1])
+      local by = OPS[i + 1]
+      if redis.call('HINCRBY', key, OPS[i], by) == tonumber(by) then created = true end
       i = i + 2
     end
-    redis.call('EXPIRE', key, ttl)
+    if created then redis.call('EXPIRE', key, ttl) end
   elseif op == 'l' then
     local keep = tonumber(OPS[i + 2])
     local ttl = OPS[i + 3]

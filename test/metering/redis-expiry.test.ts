@@ -1,12 +1,16 @@
 // Every key the Redis meter writes expires, so nothing grows without bound: the month's count 35 days after
 // the month, a key's day 400 days after the request that created it, the burst window a minute after the
 // last request, the record of the minute's admissions five minutes after the last. The counts get their
-// expiry when an admission creates them; later admissions leave it as it is.
+// expiry when an admission creates them; later admissions leave it as it is. The owners' statistics expire
+// too: a hash of counts (named by its day or hour) gets its expiry when it is created, the request log and the
+// last use at every write.
 // Runs on the machine's Redis under a prefix of its own, whatever TEST_STORE says.
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { RedisMeter } from '../../src/metering/redis-meter.js';
+import { RedisUsageStats } from '../../src/metering/redis-usage-stats.js';
+import type { RequestRecord } from '../../src/metering/usage-stats.js';
 import { FIXTURE_NOW } from '../helpers/fixture.js';
 import { TEST_REDIS_URL, testRedisPrefix } from '../helpers/test-app.js';
 
@@ -55,4 +59,48 @@ test('an admission leaves every key it wrote with an expiry, set once when the c
   assert.equal(await redis.get(month), '0');
   assert.equal((await admit(T0 + 2)).quota?.used, 1);
   assert.equal(await redis.call('expiretime', month), monthExpiry);
+});
+
+test("the statistics' hashes get their expiry when created; the request log's and the last use's at every write", async (t) => {
+  const stats = new RedisUsageStats(TEST_REDIS_URL, { prefix });
+  t.after(() => stats.close());
+  await stats.ready();
+  const record = (at: number, status: number, outcome: RequestRecord['outcome']): RequestRecord => ({
+    accountId: 4,
+    keyId: 40,
+    at,
+    outcome,
+    used: true,
+    address: '192.0.2.4',
+    rejection: null,
+    call: { method: 'GET', url: '/developer/v1/catalogue/1', status, error: null, durationMs: 3, address: '192.0.2.4', requestId: `r${at}`, endpoint: '/catalogue/:id' },
+  });
+  stats.record(record(T0, 200, 'counted'));
+  await stats.flush();
+  const keys = (await redis.keys(`${prefix}stats:{4}:*`)).sort();
+  const outcomes = `${prefix}stats:{4}:out:40:2026-11-20`;
+  const hour = `${prefix}stats:{4}:use:40:2026-11-20T12`;
+  const total = `${prefix}stats:{4}:acct:2026-11-20`;
+  for (const hash of [outcomes, hour, total]) assert.ok(keys.includes(hash), `${hash} among ${keys.join(', ')}`);
+  const log = keys.filter((key) => !key.includes(':out:') && !key.includes(':use:') && !key.includes(':acct:') && !key.endsWith(':lastuse') && !key.endsWith(':totals-since'));
+  assert.equal(log.length, 1, `one request log list among ${keys.join(', ')}`);
+  for (const key of keys) assert.ok((await redis.ttl(key)) > 0, `${key} expires`);
+  assert.ok((await redis.ttl(outcomes)) > 399 * 86_400, "a day's counts are kept 400 days");
+  assert.ok((await redis.ttl(hour)) <= 2 * 86_400, "an hour's counts two days");
+
+  // The same counts again: each hash is only counted on, and keeps the expiry it was given; the request log
+  // and the last use are kept from their latest write.
+  for (const key of keys) await redis.expire(key, 1000);
+  stats.record(record(T0 + 1, 200, 'counted'));
+  await stats.flush();
+  assert.equal(await redis.hget(outcomes, 'counted'), '2');
+  for (const hash of [outcomes, hour, total]) assert.ok((await redis.ttl(hash)) <= 1000, `${hash} keeps the expiry it was created with`);
+  assert.ok((await redis.ttl(`${prefix}stats:{4}:lastuse`)) > 1000, 'the last use is kept from its latest write');
+  assert.ok((await redis.ttl(log[0]!)) > 1000, 'the request log is kept from its latest write');
+
+  // A count the hash did not have (another outcome) is created with its field: the hash's expiry is set again.
+  stats.record(record(T0 + 2, 500, 'server_error'));
+  await stats.flush();
+  assert.equal(await redis.hget(outcomes, 'server_error'), '1');
+  assert.ok((await redis.ttl(outcomes)) > 399 * 86_400, 'a new field sets the expiry again');
 });
