@@ -23,7 +23,6 @@ import { HOURS_KEPT_MS, hourOf } from './usage-buckets.js';
 import {
   addField,
   BufferedUsageStats,
-  COUNT_ROWS_PER_WRITE,
   outcomesByDay,
   REJECTIONS_KEPT,
   REQUEST_LOG_KEPT,
@@ -209,8 +208,6 @@ export class DatabaseUsageStats extends BufferedUsageStats {
     this.sqlite = store.sqlite;
     this.sweeps = new ChunkSweeps(options.sweepAges);
     this.purgeRows = options.purgeRowsPerWrite ?? PURGE_ROWS_PER_WRITE;
-    // SQLite writes on the event loop: a busy second's counts go a slice a turn.
-    if (this.sqlite !== null) this.countRowsPerWrite = COUNT_ROWS_PER_WRITE;
   }
 
   /** Real time the last purge ended; the first flush purges. */

@@ -350,8 +350,9 @@ export const LOG_LINES_PER_WRITE = 2000;
  */
 export const COUNTS_WRITE_MS = 1000;
 /**
- * Rows of counts, last uses and rejections a write takes at most on a store that writes on the event loop
- * (SQLite): about as long a hold as a slice of the log (LOG_LINES_PER_WRITE), a few milliseconds.
+ * Rows of counts, last uses and rejections a write takes at most: about as long a hold of the event loop as a
+ * slice of the log (LOG_LINES_PER_WRITE), a few milliseconds. SQLite writes on the event loop; PostgreSQL and
+ * Redis are written asynchronously, but the write's statements or script calls are built on it.
  */
 export const COUNT_ROWS_PER_WRITE = 2000;
 
@@ -520,11 +521,12 @@ export abstract class BufferedUsageStats implements UsageStats {
   private countsWrittenAt = 0;
   /**
    * Rows of counts, last uses and rejections a busy write takes at most (whole keys; the rest at the next
-   * turns); Infinity: all at once. A store whose write holds the event loop (SQLite) sets it: a second's
-   * counts of 10,000 keys (~38,000 rows) written at once held it 130-230 ms each second, which set the
-   * p99 of every request (docs/performance.md, 2026-11-27).
+   * turns); Infinity: all at once (tests). A second's counts of 10,000 keys (~38,000 rows) written at once
+   * held SQLite's event loop 130-230 ms each second; on PostgreSQL + Redis (no statistics thread) building
+   * their script calls at once put an item GET's p99 at 109-162 ms, in slices 53-57 ms (docs/performance.md,
+   * 2026-11-27).
    */
-  protected countRowsPerWrite = Infinity;
+  protected countRowsPerWrite = COUNT_ROWS_PER_WRITE;
   /**
    * The keys of a due write of the counts still to be taken, lowest id first (their rows lie together in
    * the tables' key-first indexes); keys counted while it goes wait for the next due write.
