@@ -207,12 +207,16 @@ export function parseWorkers(source: string, raw: string | undefined, cores: num
 }
 
 /**
- * STATS_THREAD: `on`, `off`, or `auto` (the default): on when the machine has a core to spare for each
- * server process's thread, at least 4 cores and 2 per process. On 2 cores the thread took the core wrk and
- * Redis shared and gave no more requests a second, for 30-50 MB more RSS (docs/performance.md).
+ * STATS_THREAD: `on`, `off`, or `auto` (the default). Into Redis, `auto` is on when the machine has 2 cores
+ * for each server process: one for its requests, one its thread shares with Redis and the rest. On 2 cores
+ * and one process, PostgreSQL + Redis item GETs went 2,264-2,363 -> 2,628-2,742 req/s with it, p99 82-89 ->
+ * 54-62 ms (2026-11-27, in turns), for 30-50 MB more RSS (docs/performance.md). Into PostgreSQL the thread
+ * adds a connection beside the meter's pool and its gain on 2 cores was never measured: at least 4 cores and
+ * 2 a process there. Several servers on one machine (tests, a bench's "two servers") must say `off`: each
+ * counts only its own `--workers`.
  */
-export function parseStatsThread(raw: string | undefined, cores: number, workers: number): boolean {
-  if (raw === undefined || raw === '' || raw === 'auto') return cores >= Math.max(4, 2 * workers);
+export function parseStatsThread(raw: string | undefined, cores: number, workers: number, statsInRedis: boolean): boolean {
+  if (raw === undefined || raw === '' || raw === 'auto') return statsInRedis ? cores >= 2 * workers : cores >= Math.max(4, 2 * workers);
   if (raw === 'on') return true;
   if (raw === 'off') return false;
   throw new ConfigError('STATS_THREAD', `expected "on", "off" or "auto", got ${JSON.stringify(raw)}`);
@@ -290,7 +294,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     settingsReauthMinutes: parseWhole('SETTINGS_REAUTH_MINUTES', env.SETTINGS_REAUTH_MINUTES, 60, 1, 720),
     exportDir: parseExportDir(env.EXPORT_DIR, database),
     workers,
-    statsThread: parseStatsThread(env.STATS_THREAD, availableParallelism(), workers),
+    statsThread: parseStatsThread(env.STATS_THREAD, availableParallelism(), workers, redisUrl !== null || redisClusterUrls !== null),
     drainDelayMs: parseWhole('DRAIN_DELAY_MS', env.DRAIN_DELAY_MS, 5_000, 0, 600_000),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
   });

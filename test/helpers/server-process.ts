@@ -89,7 +89,9 @@ export async function startServerProcess(env: Record<string, string>, args: stri
   const port = await freePort();
   const opsPort = await freePort();
   // At info level the server logs one line per request: stop() checks that none of them holds a key.
-  const child = cliProcess(['serve', ...args], { LOG_LEVEL: 'info', DRAIN_DELAY_MS: '0', ...env, PORT: String(port), OPS_PORT: String(opsPort) });
+  // STATS_THREAD off unless a test says: a suite runs several servers on one machine, and `auto` counts only
+  // a server's own workers (three servers on 2 cores, each with a thread, missed their deadlines in CI).
+  const child = cliProcess(['serve', ...args], { LOG_LEVEL: 'info', DRAIN_DELAY_MS: '0', STATS_THREAD: 'off', ...env, PORT: String(port), OPS_PORT: String(opsPort) });
   let output = '';
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));

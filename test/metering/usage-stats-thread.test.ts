@@ -142,14 +142,17 @@ describe('statistics written from their own thread', () => {
 });
 
 describe('STATS_THREAD', () => {
-  it('auto: on with at least 4 cores and 2 per server process; on and off as said; anything else refused', () => {
-    assert.equal(parseStatsThread(undefined, 2, 1), false, 'a 2-core machine: the thread would take the core others need');
-    assert.equal(parseStatsThread('auto', 4, 1), true);
-    assert.equal(parseStatsThread('', 4, 2), true);
-    assert.equal(parseStatsThread('auto', 4, 3), false, 'three processes on four cores');
-    assert.equal(parseStatsThread('auto', 16, 8), true);
-    assert.equal(parseStatsThread('on', 1, 1), true);
-    assert.equal(parseStatsThread('off', 64, 1), false);
-    assert.throws(() => parseStatsThread('yes', 8, 1), /^ConfigError: STATS_THREAD: expected "on", "off" or "auto", got "yes"$/);
+  it('auto: into Redis on with 2 cores per server process, into PostgreSQL with at least 4 and 2 a process; on and off as said; anything else refused', () => {
+    assert.equal(parseStatsThread(undefined, 2, 1, true), true, 'into Redis, one process on 2 cores');
+    assert.equal(parseStatsThread('auto', 2, 2, true), false, 'two workers on 2 cores: no core to share');
+    assert.equal(parseStatsThread('auto', 3, 2, true), false);
+    assert.equal(parseStatsThread('', 4, 2, true), true);
+    assert.equal(parseStatsThread(undefined, 2, 1, false), false, 'into PostgreSQL, a 2-core machine');
+    assert.equal(parseStatsThread('auto', 4, 1, false), true);
+    assert.equal(parseStatsThread('auto', 4, 3, false), false, 'three processes on four cores');
+    assert.equal(parseStatsThread('auto', 16, 8, false), true);
+    assert.equal(parseStatsThread('on', 1, 1, false), true);
+    assert.equal(parseStatsThread('off', 64, 1, true), false);
+    assert.throws(() => parseStatsThread('yes', 8, 1, true), /^ConfigError: STATS_THREAD: expected "on", "off" or "auto", got "yes"$/);
   });
 });
