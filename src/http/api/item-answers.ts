@@ -8,8 +8,13 @@
  * copy into the old generation and the eviction, about 2 µs a request measured on uniform ids, more than an
  * SQLite read saves. On PostgreSQL a read is a round trip (about 100 µs of the process's CPU,
  * docs/performance.md), so every answer is kept from its first request.
+ *
+ * Given a way to read the whole resource (ItemPriming), a generation's first request also starts its prime
+ * (answer-priming.ts): when the resource fits, every answer is read in the background and kept directly,
+ * on SQLite too (a generation holding the whole catalogue has nothing to churn).
  */
 import type { FastifyReply } from 'fastify';
+import { PRIMED_SHARE, primeAnswers, type ItemPriming, type PrimeOutcome } from './answer-priming.js';
 import { strongEtag } from './conditional.js';
 import type { SerializedBody } from './routes/define-route.js';
 import { SecondRequestOfId, VersionedAnswers } from './versioned-answers.js';
@@ -35,21 +40,49 @@ const ENTRY_OVERHEAD = 200;
 export const ITEM_ANSWER_ENTRIES = 50_000;
 export const ITEM_ANSWER_BYTES = 16 * 1024 * 1024;
 
+/**
+ * Where a prime takes the route's serializer from: the reply of the request that starts the generation.
+ * `getSerializationFunction('200')` is the function `reply.serialize` runs for a 200 when neither the reply
+ * nor the app sets a serializer of its own (fastify/lib/reply.js, Reply.prototype.serialize, and
+ * getSchemaSerializer in lib/schemas.js), so a primed body is the one the route would write.
+ */
+export interface OkSerializerSource {
+  getSerializationFunction(httpStatus: string): ((payload: { [key: string]: unknown }) => string) | undefined;
+}
+
+/** The answer of a body as the route's serializer wrote it. */
+function answerOf(body: unknown): ItemAnswer {
+  // Fastify's JSON serializers write strings; anything else could not be kept and sent as it is.
+  if (typeof body !== 'string') throw new Error('item-answers: the serializer did not write a string');
+  return { body, etag: strongEtag(body) };
+}
+
+const sizeOf = (held: Held) => ('body' in held ? held.body.length : 0) + ENTRY_OVERHEAD;
+
 export class ItemAnswers<Row> {
   readonly #answers: VersionedAnswers<number, Held>;
+  readonly #limits: { entries: number; bytes: number };
+  readonly #priming: ItemPriming<Row> | undefined;
+  /** The running or last prime; each waits for the one before it, so that one runs at a time. */
+  #prime: Promise<PrimeOutcome> | null = null;
+  #closed = false;
 
   constructor(
     private readonly read: (id: number) => Promise<Row | undefined>,
     limits: { entries: number; bytes: number } = { entries: ITEM_ANSWER_ENTRIES, bytes: ITEM_ANSWER_BYTES },
     /** Keep answers from an id's first request (PostgreSQL), not its second (SQLite). */
     keepFromFirstRequest = false,
+    /** How to read the whole resource, to prime each generation; without it nothing is primed. */
+    priming?: ItemPriming<Row>,
   ) {
+    this.#limits = limits;
+    this.#priming = priming;
     this.#answers = new VersionedAnswers<number, Held>({
       bound: {
         max: limits.entries,
         maxSize: limits.bytes,
         // Characters, not bytes: V8 keeps a string of Latin-1 characters at one byte each.
-        sizeCalculation: (held) => ('body' in held ? held.body.length : 0) + ENTRY_OVERHEAD,
+        sizeCalculation: sizeOf,
       },
       ...(keepFromFirstRequest ? {} : { keepRule: new SecondRequestOfId() }),
     });
@@ -57,18 +90,55 @@ export class ItemAnswers<Row> {
 
   /**
    * The answer for `id` as of `dataVersion`, null when there is no such item. `serialize` writes the body
-   * (the route's own serializer, so the bytes are those Fastify would send).
+   * (the route's own serializer, so the bytes are those Fastify would send). `reply`, when given, lends the
+   * same serializer to the prime of a generation this request starts.
    */
-  async answer(dataVersion: number | null, id: number, serialize: (row: Row) => unknown): Promise<ItemAnswer | null> {
-    const held = await this.#answers.answer(dataVersion, id, async () => {
+  async answer(dataVersion: number | null, id: number, serialize: (row: Row) => unknown, reply?: OkSerializerSource): Promise<ItemAnswer | null> {
+    const starts = dataVersion !== null && dataVersion > this.#answers.version && this.#priming !== undefined && !this.#closed;
+    const primeSerializer = starts ? reply?.getSerializationFunction('200') : undefined;
+    const answering = this.#answers.answer(dataVersion, id, async () => {
       const row = await this.read(id);
-      if (row === undefined) return NOT_FOUND;
-      const body = serialize(row);
-      // Fastify's JSON serializers write strings; anything else could not be kept and sent as it is.
-      if (typeof body !== 'string') throw new Error('item-answers: the serializer did not write a string');
-      return { body, etag: strongEtag(body) };
+      return row === undefined ? NOT_FOUND : answerOf(serialize(row));
     });
+    // The call above began the new generation before its first await: the prime keeps its answers there.
+    if (primeSerializer !== undefined && dataVersion !== null) this.#startPrime(dataVersion, primeSerializer);
+    const held = await answering;
     return 'body' in held ? held : null;
+  }
+
+  /** Starts the prime of the generation of `version` once the one before it (if any) has ended. */
+  #startPrime(version: number, serializer: (payload: { data: Row }) => string): void {
+    const priming = this.#priming;
+    if (priming === undefined) return;
+    const previous = this.#prime;
+    this.#prime = (async () => {
+      // A prime of an older generation stops at its next check; it never rejects.
+      if (previous !== null) await previous;
+      return primeAnswers<Row, Held>({
+        version,
+        priming,
+        answerOf: (row) => answerOf(serializer({ data: row })),
+        closed: () => this.#closed,
+        target: {
+          maxEntries: this.#limits.entries,
+          isCurrent: (v) => this.#answers.version === v,
+          fits: (held) =>
+            this.#answers.count < this.#limits.entries && this.#answers.calculatedSize + sizeOf(held) <= PRIMED_SHARE * this.#limits.bytes,
+          keepUnlessHeld: (v, id, held) => this.#answers.keepUnlessHeld(v, id, held),
+        },
+      });
+    })();
+  }
+
+  /** The prime running or last run, null before any; it never rejects. */
+  get priming(): Promise<PrimeOutcome> | null {
+    return this.#prime;
+  }
+
+  /** Stops priming (the store is about to close) and waits for a page being read to come back. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#prime;
   }
 
   get size(): number {

@@ -74,6 +74,22 @@ export class VersionedAnswers<K extends string | number, V extends object> {
     this.#entries.set(key, answer);
   }
 
+  /** The data version of the generation held; -1 before the first. */
+  get version(): number {
+    return this.#version;
+  }
+
+  /**
+   * Keeps `answer` for `key` in the generation of `version`, whatever the keep rule says, unless that
+   * generation has ended or `key` holds an answer already: one a request kept is as fresh as this one, and
+   * replacing it would only churn. The caller read `answer`'s data after it read `version`. True when kept.
+   */
+  keepUnlessHeld(version: number, key: K, answer: V): boolean {
+    if (this.#version !== version || this.#entries.has(key)) return false;
+    this.#entries.set(key, answer);
+    return true;
+  }
+
   /** Answers held. */
   get count(): number {
     return this.#entries.size;

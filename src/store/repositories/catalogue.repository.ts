@@ -119,19 +119,39 @@ export const listCatalogue: FilteredList<ItemFilters, CatalogueItem> = async (db
   return toPage(rows, total, page);
 };
 
+/** Published items as the single-item reads return them: every read of one or more items by id starts here. */
+function publishedItems(db: Kysely<Database>) {
+  return db.selectFrom('catalogue_items as c').select(catalogueColumns).where('c.status', '=', 'PUBLISHED');
+}
+
 /** Published items of several ids at once (PostgreSQL: `= any($1)`, one round trip for a batch of requests). */
 export function catalogueItemsQuery(db: Kysely<Database>, ids: number[]) {
-  return db
-    .selectFrom('catalogue_items as c')
-    .select(catalogueColumns)
-    .where(sql<boolean>`c.master_item_id = any(${ids})`)
-    .where('c.status', '=', 'PUBLISHED');
+  return publishedItems(db).where(sql<boolean>`c.master_item_id = any(${ids})`);
 }
 
 export function catalogueItemQuery(db: Kysely<Database>, id: number) {
-  return db
+  return publishedItems(db).where('c.master_item_id', '=', id);
+}
+
+/**
+ * The published items of ids above `afterId`, at most `limit`, in id order: the rows catalogueItemQuery
+ * reads, the whole catalogue a page at a time (item answers' priming, src/http/api/answer-priming.ts).
+ */
+export function cataloguePageQuery(db: Kysely<Database>, afterId: number, limit: number) {
+  return publishedItems(db).where('c.master_item_id', '>', afterId).orderBy('c.master_item_id').limit(limit);
+}
+
+/**
+ * How many of the published items of ids above `afterId` there are, counted no further than `limit`, and the
+ * last id counted (null when none): the count of cataloguePageQuery's rows, a slice at a time if need be.
+ */
+export function catalogueCountQuery(db: Kysely<Database>, afterId: number, limit: number) {
+  const ids = db
     .selectFrom('catalogue_items as c')
-    .select(catalogueColumns)
-    .where('c.master_item_id', '=', id)
-    .where('c.status', '=', 'PUBLISHED');
+    .select('c.master_item_id as id')
+    .where('c.status', '=', 'PUBLISHED')
+    .where('c.master_item_id', '>', afterId)
+    .orderBy('c.master_item_id')
+    .limit(limit);
+  return db.selectFrom(ids.as('t')).select((eb) => [eb.fn.countAll<number | string | bigint>().as('rows'), eb.fn.max('t.id').as('lastId')]);
 }

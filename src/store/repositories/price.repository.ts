@@ -55,21 +55,44 @@ export const listPrices: FilteredList<PriceFilters, PriceRow> = async (db, diale
   return toPage(rows, total, page);
 };
 
-/** Current prices of several published items at once (PostgreSQL: `= any($1)`). */
-export function pricesByIdsQuery(db: Kysely<Database>, masterItemIds: number[]) {
+/** Current prices of published items as the single-item reads return them: every read by id starts here. */
+function publishedPrices(db: Kysely<Database>) {
   return db
     .selectFrom('current_prices as p')
     .innerJoin('catalogue_items as c', 'c.master_item_id', 'p.master_item_id')
     .select(priceColumns)
-    .where(sql<boolean>`p.master_item_id = any(${masterItemIds})`)
     .where('c.status', '=', 'PUBLISHED');
 }
 
+/** Current prices of several published items at once (PostgreSQL: `= any($1)`). */
+export function pricesByIdsQuery(db: Kysely<Database>, masterItemIds: number[]) {
+  return publishedPrices(db).where(sql<boolean>`p.master_item_id = any(${masterItemIds})`);
+}
+
 export function priceQuery(db: Kysely<Database>, masterItemId: number) {
-  return db
+  return publishedPrices(db).where('p.master_item_id', '=', masterItemId);
+}
+
+/**
+ * The current prices of published items of ids above `afterId`, at most `limit`, in id order: the rows
+ * priceQuery reads, every price a page at a time (item answers' priming, src/http/api/answer-priming.ts).
+ */
+export function pricePageQuery(db: Kysely<Database>, afterId: number, limit: number) {
+  return publishedPrices(db).where('p.master_item_id', '>', afterId).orderBy('p.master_item_id').limit(limit);
+}
+
+/**
+ * How many of the current prices of published items of ids above `afterId` there are, counted no further
+ * than `limit`, and the last id counted (null when none): the count of pricePageQuery's rows.
+ */
+export function priceCountQuery(db: Kysely<Database>, afterId: number, limit: number) {
+  const ids = db
     .selectFrom('current_prices as p')
     .innerJoin('catalogue_items as c', 'c.master_item_id', 'p.master_item_id')
-    .select(priceColumns)
-    .where('p.master_item_id', '=', masterItemId)
-    .where('c.status', '=', 'PUBLISHED');
+    .select('p.master_item_id as id')
+    .where('c.status', '=', 'PUBLISHED')
+    .where('p.master_item_id', '>', afterId)
+    .orderBy('p.master_item_id')
+    .limit(limit);
+  return db.selectFrom(ids.as('t')).select((eb) => [eb.fn.countAll<number | string | bigint>().as('rows'), eb.fn.max('t.id').as('lastId')]);
 }

@@ -1,10 +1,12 @@
 /** GET /catalogue and /catalogue/:id: published catalogue items. */
 import { Type } from 'typebox';
 import { CatalogueItemSchema } from '../../../domain/resources.js';
+import { cataloguePages } from '../../../store/item-pages.js';
 import { listCatalogue } from '../../../store/repositories/catalogue.repository.js';
 import type { App } from '../../app-types.js';
 import type { RouteDeps } from './route-deps.js';
 import { notFound } from '../../errors.js';
+import { itemPriming } from '../answer-priming.js';
 import { answerBody, ItemAnswers } from '../item-answers.js';
 import { Category, dataOf, Id, Limit, listOf, Offset, Platform, Search, Upc } from '../schemas.js';
 import { defineRoute } from './define-route.js';
@@ -25,7 +27,9 @@ const CatalogueQuery = Type.Object(
 const ItemParams = Type.Object({ id: Id('masterItemId') }, { additionalProperties: false });
 
 export function registerCatalogueRoutes(app: App, deps: RouteDeps): void {
-  const items = new ItemAnswers(deps.queries.catalogueItem, undefined, deps.store.dialect === 'postgres');
+  const { dialect } = deps.store;
+  const items = new ItemAnswers(deps.queries.catalogueItem, undefined, dialect === 'postgres', itemPriming('catalogue items', cataloguePages(deps.store), dialect, app.log));
+  app.addHook('onClose', async () => items.close());
   defineRoute(app, {
     path: '/catalogue',
     operationId: 'catalogue',
@@ -49,7 +53,7 @@ export function registerCatalogueRoutes(app: App, deps: RouteDeps): void {
     itemNotFound: true,
     response: dataOf(CatalogueItemSchema),
     handler: async (request, reply) => {
-      const answer = await items.answer(request.dataVersion ?? request.notifiedDataVersion, request.params.id, (item) => reply.serialize({ data: item }));
+      const answer = await items.answer(request.dataVersion ?? request.notifiedDataVersion, request.params.id, (item) => reply.serialize({ data: item }), reply);
       if (answer === null) throw notFound(`No published catalogue item has masterItemId ${request.params.id}.`);
       return answerBody(reply, answer);
     },

@@ -4,11 +4,13 @@ import { Type } from 'typebox';
 import { EXPORT_COLUMNS } from '../../../domain/export-columns.js';
 import { PriceRowSchema } from '../../../domain/resources.js';
 import { csvChunks } from '../../../csv/csv-chunks.js';
+import { pricePages } from '../../../store/item-pages.js';
 import { listPrices, type PriceFilters } from '../../../store/repositories/price.repository.js';
 import type { App } from '../../app-types.js';
 import type { RouteDeps } from './route-deps.js';
 import { exportEtag, ifNoneMatchMatches } from '../conditional.js';
 import { notFound } from '../../errors.js';
+import { itemPriming } from '../answer-priming.js';
 import { answerBody, ItemAnswers } from '../item-answers.js';
 import { dataOf, Id, Limit, listOf, Offset, Platform, Search, Upc } from '../schemas.js';
 import { defineRoute } from './define-route.js';
@@ -26,7 +28,9 @@ const PriceParams = Type.Object({ masterItemId: Id('masterItemId') }, { addition
 const EXPORT_BUFFER_BYTES = 1024 * 1024;
 
 export function registerPriceRoutes(app: App, deps: RouteDeps): void {
-  const prices = new ItemAnswers(deps.queries.price, undefined, deps.store.dialect === 'postgres');
+  const { dialect } = deps.store;
+  const prices = new ItemAnswers(deps.queries.price, undefined, dialect === 'postgres', itemPriming('prices', pricePages(deps.store), dialect, app.log));
+  app.addHook('onClose', async () => prices.close());
   defineRoute(app, {
     path: '/prices',
     operationId: 'prices',
@@ -104,7 +108,7 @@ export function registerPriceRoutes(app: App, deps: RouteDeps): void {
     response: dataOf(PriceRowSchema),
     handler: async (request, reply) => {
       const { masterItemId } = request.params;
-      const answer = await prices.answer(request.dataVersion ?? request.notifiedDataVersion, masterItemId, (row) => reply.serialize({ data: row }));
+      const answer = await prices.answer(request.dataVersion ?? request.notifiedDataVersion, masterItemId, (row) => reply.serialize({ data: row }), reply);
       if (answer === null) throw notFound(`No current price for masterItemId ${masterItemId}.`);
       return answerBody(reply, answer);
     },
