@@ -84,22 +84,58 @@ export function connectRedis<Name extends string>(
  * turn's check phase (setImmediate) uncorks it. ioredis writes each command apart, one system call each, and
  * on a busy server that call was a sixth of a request's CPU (docs/performance.md); its own auto-pipelining
  * batches too, but its bookkeeping cost more than it saved.
+ *
+ * Work registered with atTurnsWrite runs in that same setImmediate, just before the uncork: the meter gathers
+ * a turn's admissions and sends them there as one script call (redis-meter.ts), in the turn's write. With a
+ * setImmediate of its own, the call would miss that write: after the uncork when the turn's first command came
+ * first (a write of its own), or, when the admissions came first, corking anew from within the check phase
+ * and so leaving at the next turn's.
  */
+const turnsWork = new WeakMap<Redis, (work: () => void) => boolean>();
+
 function coalesceWrites(client: Redis): void {
   let corked = false;
-  const send = client.sendCommand.bind(client);
-  client.sendCommand = (command, stream) => {
+  const beforeUncork: Array<() => void> = [];
+  /** Corks the connection for the rest of the turn, unless it is corked already; false when it cannot write. */
+  const cork = (): boolean => {
+    if (corked) return true;
     const socket = client.stream as Redis['stream'] | undefined;
-    if (!corked && stream === undefined && socket !== undefined && socket.writable) {
-      corked = true;
-      socket.cork();
-      setImmediate(() => {
+    if (socket === undefined || !socket.writable) return false;
+    corked = true;
+    socket.cork();
+    setImmediate(() => {
+      try {
+        // Commands sent here join the turn's write: the connection is still corked.
+        for (let i = 0; i < beforeUncork.length; i++) beforeUncork[i]!();
+      } finally {
+        beforeUncork.length = 0;
         corked = false;
         socket.uncork();
-      });
-    }
+      }
+    });
+    return true;
+  };
+  const send = client.sendCommand.bind(client);
+  client.sendCommand = (command, stream) => {
+    if (stream === undefined) cork();
     return send(command, stream);
   };
+  turnsWork.set(client, (work) => {
+    if (!cork()) return false;
+    beforeUncork.push(work);
+    return true;
+  });
+}
+
+/**
+ * Runs `work` at the end of this turn of the event loop, just before the turn's commands leave in one write
+ * (coalesceWrites), so that the commands it sends leave in that write too. False, and `work` is not kept,
+ * when the client is a Redis Cluster or its connection cannot write now (not connected, reconnecting): the
+ * caller sends at once, and the command fails at once as any other does (there is no offline queue).
+ */
+export function atTurnsWrite(client: Redis | Cluster, work: () => void): boolean {
+  const register = client instanceof Redis ? turnsWork.get(client) : undefined;
+  return register !== undefined && register(work);
 }
 
 /** Resolves once `redis` is connected, or rejects after the timeout (start-up waits for Redis). */
