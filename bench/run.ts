@@ -30,7 +30,13 @@ import { FLOOD_MODES, floodTable, runFloods, type FloodMode, type FloodServer } 
 const DATA = join(ROOT, 'bench', '.data');
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 1_000_000);
 const DURATION = process.env.BENCH_DURATION ?? '10s';
-const WARMUP = process.env.BENCH_WARMUP ?? '3s';
+/**
+ * Long enough for a fresh server to have seen its keys: the item GET is the first scenario on each server,
+ * and with 3 s it measured that server's first pass over 10,000 keys (a PostgreSQL read per principal, the
+ * hour's new statistics hashes) where /me, after it, did not: PostgreSQL + Redis item GETs 2,135 a second
+ * with 3 s, 2,921 with 10 s (2026-11-27, docs/performance.md). 10 s at these rates touches ~92% of the keys.
+ */
+const WARMUP = process.env.BENCH_WARMUP ?? '10s';
 /**
  * `search`: only the data-drawn search and mixed scenarios (no baseline, export or docs update); `flood`:
  * only the flood scenario (its own block of docs/performance.md); `workers`: only item GET with
