@@ -4,6 +4,9 @@
  * doing the work and the reply arriving. Deterministic where a SIGKILL under load is a matter of luck.
  */
 import { createServer, connect, type Socket } from 'node:net';
+import type { TestContext } from 'node:test';
+import { RedisMeter } from '../../src/metering/redis-meter.js';
+import { startPrivateRedis } from './private-services.js';
 
 export interface ReplyDroppingProxy {
   url: string;
@@ -57,4 +60,18 @@ export async function startReplyDroppingProxy(redisUrl: string): Promise<ReplyDr
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** A Redis meter (keys under `prefix`) on a private Redis, reached through a proxy that can lose one reply on purpose. */
+export async function meterBehindProxy(t: TestContext, prefix: string): Promise<{ meter: RedisMeter; proxy: ReplyDroppingProxy }> {
+  const redis = await startPrivateRedis();
+  const proxy = await startReplyDroppingProxy(redis.url);
+  const meter = new RedisMeter(proxy.url, { prefix });
+  t.after(async () => {
+    await meter.close();
+    await proxy.close();
+    await redis.destroy();
+  });
+  await meter.ready();
+  return { meter, proxy };
 }

@@ -32,7 +32,7 @@ import {
   storedUsed,
 } from '../helpers/metering-helpers.js';
 import { startPrivateRedis } from '../helpers/private-services.js';
-import { startReplyDroppingProxy, type ReplyDroppingProxy } from '../helpers/reply-dropping-proxy.js';
+import { meterBehindProxy } from '../helpers/reply-dropping-proxy.js';
 import { waitFor } from '../helpers/server-process.js';
 
 const T0 = Date.parse(FIXTURE_NOW);
@@ -358,23 +358,10 @@ describe('a Redis admission whose reply comes back after the server gave up on i
   });
 });
 
-/** A Redis meter on a private Redis, reached through a proxy that can lose one reply on purpose. */
-async function meterBehindProxy(t: NodeTestContext): Promise<{ meter: RedisMeter; proxy: ReplyDroppingProxy }> {
-  const redis = await startPrivateRedis();
-  const proxy = await startReplyDroppingProxy(redis.url);
-  const meter = new RedisMeter(proxy.url, { prefix: 'lost:' });
-  t.after(async () => {
-    await meter.close();
-    await proxy.close();
-    await redis.destroy();
-  });
-  await meter.ready();
-  return { meter, proxy };
-}
 
 describe('a Redis admission whose reply is lost (the connection drops after Redis ran it)', () => {
   it('is given back once Redis answers again: the quota, the burst window and the day count are as if it never ran', async (t) => {
-    const { meter, proxy } = await meterBehindProxy(t);
+    const { meter, proxy } = await meterBehindProxy(t, 'lost:');
     const request = { accountId: 7, keyId: 70, limits: { monthly: 100, perMinute: 10 }, quota: true, now: T0 };
     assert.equal((await meter.admit(request)).quota?.used, 1);
 
@@ -395,7 +382,7 @@ describe('a Redis admission whose reply is lost (the connection drops after Redi
   });
 
   it('a lost reply of an admission that counted nothing (over the burst) gives nothing back', async (t) => {
-    const { meter, proxy } = await meterBehindProxy(t);
+    const { meter, proxy } = await meterBehindProxy(t, 'lost:');
     const request = { accountId: 8, keyId: 80, limits: { monthly: 100, perMinute: 2 }, quota: true, now: T0 };
     for (let i = 0; i < 2; i++) assert.equal((await meter.admit({ ...request, now: T0 + i })).burst.allowed, true);
     proxy.dropNextReply();
@@ -408,7 +395,7 @@ describe('a Redis admission whose reply is lost (the connection drops after Redi
 
 describe('a Redis give-back whose reply is lost, tried again with its token', () => {
   it('lands once: the retry finds the give-back done and takes nothing more', async (t) => {
-    const { meter, proxy } = await meterBehindProxy(t);
+    const { meter, proxy } = await meterBehindProxy(t, 'lost:');
     const request = { accountId: 9, keyId: 90, limits: { monthly: 100, perMinute: 10 }, quota: true, now: T0 };
     for (let i = 0; i < 3; i++) await meter.admit({ ...request, now: T0 + i });
     assert.equal(await meter.used(9, '2026-11'), 3);

@@ -13,7 +13,7 @@ import { MeterUnavailableError } from '../../src/metering/meter.js';
 import { ADMISSIONS_PER_CALL, admissionKeys, RedisMeter, STALE } from '../../src/metering/redis-meter.js';
 import { FIXTURE_NOW } from '../helpers/fixture.js';
 import { startPrivateRedis } from '../helpers/private-services.js';
-import { startReplyDroppingProxy } from '../helpers/reply-dropping-proxy.js';
+import { meterBehindProxy } from '../helpers/reply-dropping-proxy.js';
 import { freePort, waitFor } from '../helpers/server-process.js';
 
 const T0 = Date.parse(FIXTURE_NOW); // 2026-11-20T12:00:00.000Z
@@ -184,15 +184,7 @@ describe('the admissions of one turn go to one Redis together', () => {
   });
 
   it('a call whose reply is lost with the connection: every admission of it is given back once Redis answers again', async (t) => {
-    const redis = await startPrivateRedis();
-    const proxy = await startReplyDroppingProxy(redis.url);
-    const meter = new RedisMeter(proxy.url, { prefix: 'lostcall:' });
-    t.after(async () => {
-      await meter.close();
-      await proxy.close();
-      await redis.destroy();
-    });
-    await meter.ready();
+    const { meter, proxy } = await meterBehindProxy(t, 'lostcall:');
     const limits = { monthly: 100, perMinute: 100 };
     const accounts = [21, 22, 23];
     for (const accountId of accounts) assert.equal((await meter.admit({ accountId, keyId: accountId * 10, limits, quota: true, now: T0 })).quota?.used, 1);

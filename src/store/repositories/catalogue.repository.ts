@@ -146,12 +146,6 @@ export function cataloguePageQuery(db: Kysely<Database>, afterId: number, limit:
  * last id counted (null when none): the count of cataloguePageQuery's rows, a slice at a time if need be.
  */
 export function catalogueCountQuery(db: Kysely<Database>, afterId: number, limit: number) {
-  const ids = db
-    .selectFrom('catalogue_items as c')
-    .select('c.master_item_id as id')
-    .where('c.status', '=', 'PUBLISHED')
-    .where('c.master_item_id', '>', afterId)
-    .orderBy('c.master_item_id')
-    .limit(limit);
+  const ids = publishedItems(db).clearSelect().select('c.master_item_id as id').where('c.master_item_id', '>', afterId).orderBy('c.master_item_id').limit(limit);
   return db.selectFrom(ids.as('t')).select((eb) => [eb.fn.countAll<number | string | bigint>().as('rows'), eb.fn.max('t.id').as('lastId')]);
 }

@@ -86,13 +86,6 @@ export function pricePageQuery(db: Kysely<Database>, afterId: number, limit: num
  * than `limit`, and the last id counted (null when none): the count of pricePageQuery's rows.
  */
 export function priceCountQuery(db: Kysely<Database>, afterId: number, limit: number) {
-  const ids = db
-    .selectFrom('current_prices as p')
-    .innerJoin('catalogue_items as c', 'c.master_item_id', 'p.master_item_id')
-    .select('p.master_item_id as id')
-    .where('c.status', '=', 'PUBLISHED')
-    .where('p.master_item_id', '>', afterId)
-    .orderBy('p.master_item_id')
-    .limit(limit);
+  const ids = publishedPrices(db).clearSelect().select('p.master_item_id as id').where('p.master_item_id', '>', afterId).orderBy('p.master_item_id').limit(limit);
   return db.selectFrom(ids.as('t')).select((eb) => [eb.fn.countAll<number | string | bigint>().as('rows'), eb.fn.max('t.id').as('lastId')]);
 }
