@@ -38,9 +38,14 @@ export type FromStatsThread = { done: number; error: string | null } | { ready: 
 /**
  * The thread's young generation, in MB. V8 sizes each thread's by the machine's memory, and the server's cap
  * (observability/heap-growth.ts) reaches its own thread only: unbounded, the thread added 63-80 MB to a
- * PostgreSQL + Redis server's peak RSS under wrk, 40 MB at this size, with the same CPU.
+ * PostgreSQL + Redis server's peak RSS under wrk. At 16 MB the thread collected its young generation 12
+ * times a second and its whole heap twice a second (--trace-gc, 10,000 keys): a second's records, held for
+ * the write, outlived two young collections and were promoted, and the old generation filled with them.
+ * At 32 MB, 5 and 0.5 a second: the item GET's server CPU fell 140 -> 126 µs a request and V8's helper
+ * threads (which mark concurrently, on the same 2 cores as the request thread) were freed; peak RSS at 200
+ * connections 301 -> 329 MB. 64 MB gave the same CPU for 67 MB (docs/performance.md, 2026-11-28).
  */
-const THREAD_YOUNG_GENERATION_MB = 16;
+const THREAD_YOUNG_GENERATION_MB = 32;
 
 /**
  * The thread's module: the built .js; or, when the server itself runs from source (tsx: the tests, the
