@@ -15,7 +15,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { cli, log, ROOT } from './bench-support.js';
+import { cli, deleteRedisKeys, log, ROOT } from './bench-support.js';
 
 const V1 = '/developer/v1';
 export const FLOOD_MODES = ['sqlite', 'postgres', 'postgres+redis', 'postgres, two servers'] as const;
@@ -154,7 +154,8 @@ async function runMode(mode: FloodMode, options: FloodOptions): Promise<FloodRes
   const keysFile = join(options.dataDir, 'flood-key.txt');
   writeFileSync(keysFile, `${keys.flooder}\n`);
   const env: Record<string, string> = { DATABASE_URL: databaseUrl, PLAN_LIMITS, EXPORT_DIR: 'off' };
-  if (mode === 'postgres+redis') Object.assign(env, { REDIS_URL: options.redisUrl, REDIS_KEY_PREFIX: `bench-flood:${Date.now()}:` });
+  const redisPrefix = `bench-flood:${Date.now()}:`;
+  if (mode === 'postgres+redis') Object.assign(env, { REDIS_URL: options.redisUrl, REDIS_KEY_PREFIX: redisPrefix });
   const count = mode === 'postgres, two servers' ? 2 : 1;
   const servers: FloodServer[] = [];
   try {
@@ -191,6 +192,7 @@ async function runMode(mode: FloodMode, options: FloodOptions): Promise<FloodRes
   } finally {
     for (const s of servers) await s.stop();
     if (mode === 'sqlite') rmSync(sqlitePath, { force: true });
+    if (mode === 'postgres+redis') await deleteRedisKeys(options.redisUrl, redisPrefix);
   }
 }
 

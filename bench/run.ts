@@ -23,7 +23,7 @@ import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
-import { cli, downloadCsvRows, ensureWrk, log, peakRssMb, ROOT, waitUntilUp } from './bench-support.js';
+import { cli, deleteRedisKeys, downloadCsvRows, ensureWrk, log, peakRssMb, ROOT, waitUntilUp } from './bench-support.js';
 import { seededRandom } from '../src/demo/random.js';
 import { FLOOD_MODES, floodTable, runFloods, type FloodMode, type FloodServer } from './flood.js';
 
@@ -58,6 +58,11 @@ const PG_ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 // Limits far above what the machine can serve: the benchmark measures throughput, not refusals.
 const PLAN_LIMITS = JSON.stringify({ enthusiast: { monthly: 1_000_000_000, perMinute: 1_000_000_000 } });
+/**
+ * The run's Redis key space, deleted when the run ends: left behind, each run's 100,000-odd meter and statistics
+ * keys slowed the next runs' Redis (370,000 keys after three ratio runs).
+ */
+const REDIS_PREFIX = `bench:${Date.now()}:`;
 
 
 interface WrkResult {
@@ -583,7 +588,7 @@ async function main(): Promise<void> {
     keyFiles[store] = { bench, collector };
   }
 
-  const redisPrefix = `bench:${Date.now()}:`;
+  const redisPrefix = REDIS_PREFIX;
   const guideDirs = { sqlite: join(DATA, 'price-guide-sqlite'), postgres: join(DATA, 'price-guide-postgres') };
   const startSqlite = (exportDir = guideDirs.sqlite) => startShelfapi('sqlite', { DATABASE_URL: sqliteUrl, EXPORT_DIR: exportDir });
   const startPostgres = (exportDir = guideDirs.postgres) =>
@@ -763,7 +768,9 @@ function updateFloodDoc(date: string, table: string): void {
   writeFileSync(path, next);
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`bench: ${(error as Error).stack ?? String(error)}\n`);
-  process.exit(1);
-});
+main()
+  .finally(() => deleteRedisKeys(REDIS_URL, REDIS_PREFIX))
+  .catch((error: unknown) => {
+    process.stderr.write(`bench: ${(error as Error).stack ?? String(error)}\n`);
+    process.exit(1);
+  });
