@@ -588,11 +588,10 @@ async function main(): Promise<void> {
     keyFiles[store] = { bench, collector };
   }
 
-  const redisPrefix = REDIS_PREFIX;
   const guideDirs = { sqlite: join(DATA, 'price-guide-sqlite'), postgres: join(DATA, 'price-guide-postgres') };
   const startSqlite = (exportDir = guideDirs.sqlite) => startShelfapi('sqlite', { DATABASE_URL: sqliteUrl, EXPORT_DIR: exportDir });
   const startPostgres = (exportDir = guideDirs.postgres) =>
-    startShelfapi('postgres+redis', { DATABASE_URL: pgUrl, REDIS_URL: REDIS_URL, REDIS_KEY_PREFIX: redisPrefix, EXPORT_DIR: exportDir });
+    startShelfapi('postgres+redis', { DATABASE_URL: pgUrl, REDIS_URL: REDIS_URL, REDIS_KEY_PREFIX: REDIS_PREFIX, EXPORT_DIR: exportDir });
 
   const rows: Array<{ scenario: string; target: string; result: WrkResult; ratio: number }> = [];
   const exports: Record<string, ExportResult> = {};
@@ -628,7 +627,7 @@ async function main(): Promise<void> {
   const startWorkers = (store: 'sqlite' | 'postgres') => (workers: number) =>
     store === 'sqlite'
       ? startShelfapi(`sqlite`, { DATABASE_URL: sqliteUrl, EXPORT_DIR: guideDirs.sqlite, WORKERS: String(workers) })
-      : startShelfapi('postgres+redis', { DATABASE_URL: pgUrl, REDIS_URL: REDIS_URL, REDIS_KEY_PREFIX: redisPrefix, EXPORT_DIR: guideDirs.postgres, WORKERS: String(workers) });
+      : startShelfapi('postgres+redis', { DATABASE_URL: pgUrl, REDIS_URL: REDIS_URL, REDIS_KEY_PREFIX: REDIS_PREFIX, EXPORT_DIR: guideDirs.postgres, WORKERS: String(workers) });
 
   for (const [store, start] of [['sqlite', startSqlite], ['postgres', startPostgres]] as const) {
     const keys = keysByStore[store];
