@@ -3,7 +3,6 @@
 // "Counted" series comes from the meter, so after a SIGKILL and a new start it shows what /me and
 // `keys usage` show; the other outcomes may lose what was held (README, "Statistics").
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +11,7 @@ import { SCOPES } from '../../src/domain/scopes.js';
 import { loadDataset } from '../../src/load/load-dataset.js';
 import { migrateToLatest, openStore } from '../../src/store/database.js';
 import { runCli, startServerProcess, type ServerProcess } from '../helpers/server-process.js';
-import { freshPostgresSchema, TEST_REDIS_URL, TEST_STORE } from '../helpers/test-app.js';
+import { freshPostgresSchema, TEST_REDIS_URL, TEST_STORE, testRedisPrefix } from '../helpers/test-app.js';
 
 const REQUESTS = 300;
 
@@ -37,7 +36,7 @@ describe('counted requests on the key page after a crash', () => {
     if (TEST_STORE === 'postgres') {
       const pg = await freshPostgresSchema();
       databaseUrl = pg.url;
-      env = { DATABASE_URL: pg.url, REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: `crash-counts:${randomUUID()}:` };
+      env = { DATABASE_URL: pg.url, REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: testRedisPrefix('crash-counts') };
       cleanup = pg.drop;
     } else {
       const dir = mkdtempSync(join(tmpdir(), 'shelfapi-crash-'));
