@@ -358,7 +358,6 @@ describe('a Redis admission whose reply comes back after the server gave up on i
   });
 });
 
-
 describe('a Redis admission whose reply is lost (the connection drops after Redis ran it)', () => {
   it('is given back once Redis answers again: the quota, the burst window and the day count are as if it never ran', async (t) => {
     const { meter, proxy } = await meterBehindProxy(t, 'lost:');

@@ -39,11 +39,6 @@ async function privateMeter(t: NodeTestContext, prefix: string): Promise<{ meter
   return { meter, admin };
 }
 
-/** Settles every promise; what each did, in order. */
-function outcomes<T>(promises: Array<Promise<T>>): Promise<Array<PromiseSettledResult<T>>> {
-  return Promise.allSettled(promises);
-}
-
 function valueOf<T>(outcome: PromiseSettledResult<T> | undefined): T {
   if (outcome?.status !== 'fulfilled') assert.fail(`expected a value, got ${String(outcome?.reason)}`);
   return outcome.value;
@@ -125,7 +120,7 @@ describe('the admissions of one turn go to one Redis together', () => {
     await meter.admit({ accountId: 3, keyId: 30, limits, quota: true, now: T0 });
     await admin.config('RESETSTAT');
     // One turn: the first's deadline has passed already (Redis refuses it), the other two have seconds.
-    const [late, next, other] = await outcomes([
+    const [late, next, other] = await Promise.allSettled([
       meter.admit({ ...request, now: T0, deadline: Date.now() - 1000 }),
       meter.admit({ ...request, now: T0 + 1, deadline: Date.now() + 5000 }),
       meter.admit({ accountId: 3, keyId: 30, limits, quota: true, now: T0 + 2, deadline: Date.now() + 5000 }),
@@ -174,7 +169,7 @@ describe('the admissions of one turn go to one Redis together', () => {
     const { meter, admin } = await privateMeter(t, 'broken:');
     const limits = { monthly: 100, perMinute: 10 };
     await admin.set(admissionKeys('broken:', { accountId: 7, keyId: 70, now: T0 })[1]!, 'not a count');
-    const [broken, fine] = await outcomes([
+    const [broken, fine] = await Promise.allSettled([
       meter.admit({ accountId: 7, keyId: 70, limits, quota: true, now: T0 }),
       meter.admit({ accountId: 8, keyId: 80, limits, quota: true, now: T0 }),
     ]);
@@ -191,7 +186,7 @@ describe('the admissions of one turn go to one Redis together', () => {
 
     // Redis runs the call (12 admissions, 4 an account) and counts them; the reply never reaches the server.
     proxy.dropNextReply();
-    const lost = await outcomes(
+    const lost = await Promise.allSettled(
       Array.from({ length: 12 }, (_, i) => {
         const accountId = accounts[i % 3]!;
         return meter.admit({ accountId, keyId: accountId * 10, limits, quota: i % 2 === 0, now: T0 + 1 + i, deadline: Date.now() + 60_000 });
@@ -223,7 +218,7 @@ describe('the admissions of one turn go to one Redis together', () => {
     t.after(() => meter.close());
     const limits = { monthly: 100, perMinute: 10 };
     const started = Date.now();
-    const answers = await outcomes(Array.from({ length: 5 }, (_, i) => meter.admit({ accountId: 1, keyId: 10, limits, quota: true, now: T0 + i, deadline: Date.now() + 5000 })));
+    const answers = await Promise.allSettled(Array.from({ length: 5 }, (_, i) => meter.admit({ accountId: 1, keyId: 10, limits, quota: true, now: T0 + i, deadline: Date.now() + 5000 })));
     for (const answer of answers) unavailable(answer);
     assert.ok(Date.now() - started < 1000, `failed after ${Date.now() - started} ms`);
   });
