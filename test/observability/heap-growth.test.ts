@@ -61,10 +61,16 @@ describe('heap growth of a serving process', () => {
   it('a started server keeps the heap within twice what is live while promoted objects die', { skip: node24 }, async (t) => {
     const config = loadConfig({ DATABASE_URL: join(dir, 'store.sqlite'), PORT: '0', EXPORT_DIR: 'off', LOG_LEVEL: 'silent' });
     server = await startServer(config, { ops: false });
-    gc();
-    const { peakMib, liveMib } = promotedGarbage();
-    t.diagnostic(`heap in use peaked at ${peakMib.toFixed(0)} MiB with ${liveMib.toFixed(0)} MiB live`);
-    assert.ok(peakMib < liveMib * 2, `heap in use peaked at ${peakMib.toFixed(0)} MiB with ${liveMib.toFixed(0)} MiB live`);
+    // Three rounds, judged by the median: alone the peak is 174-181 MiB with 94 MiB live, round after round,
+    // but a fresh-clone CI once saw 190 in its single round (a moment when the machine's other work held back
+    // the concurrent marker, which lets the heap grow while it marks). One such moment moves one round only.
+    const rounds = [0, 1, 2].map(() => {
+      gc();
+      return promotedGarbage();
+    });
+    for (const { peakMib, liveMib } of rounds) t.diagnostic(`heap in use peaked at ${peakMib.toFixed(0)} MiB with ${liveMib.toFixed(0)} MiB live`);
+    const [, median] = [...rounds].sort((a, b) => a.peakMib / a.liveMib - b.peakMib / b.liveMib);
+    assert.ok(median!.peakMib < median!.liveMib * 2, `the median round peaked at ${median!.peakMib.toFixed(0)} MiB in use with ${median!.liveMib.toFixed(0)} MiB live`);
   });
 
   it('leaves the setting alone when node was started with one (a flag or NODE_OPTIONS)', () => {
