@@ -91,17 +91,18 @@ export function connectRedis<Name extends string>(
  * first (a write of its own), or, when the admissions came first, corking anew from within the check phase
  * and so leaving at the next turn's.
  */
-const turnsWork = new WeakMap<Redis, (work: () => void) => boolean>();
+const turnsWork = new WeakMap<Redis, { register: (work: () => void) => boolean; writeNow: () => void }>();
 
 function coalesceWrites(client: Redis): void {
-  let corked = false;
+  /** The connection corked for this turn, if one is. */
+  let corkedSocket: Redis['stream'] | null = null;
   const beforeUncork: Array<() => void> = [];
   /** Corks the connection for the rest of the turn, unless it is corked already; false when it cannot write. */
   const cork = (): boolean => {
-    if (corked) return true;
+    if (corkedSocket !== null) return true;
     const socket = client.stream as Redis['stream'] | undefined;
     if (socket === undefined || !socket.writable) return false;
-    corked = true;
+    corkedSocket = socket;
     socket.cork();
     setImmediate(() => {
       try {
@@ -109,7 +110,7 @@ function coalesceWrites(client: Redis): void {
         for (let i = 0; i < beforeUncork.length; i++) beforeUncork[i]!();
       } finally {
         beforeUncork.length = 0;
-        corked = false;
+        corkedSocket = null;
         socket.uncork();
       }
     });
@@ -120,10 +121,18 @@ function coalesceWrites(client: Redis): void {
     if (stream === undefined) cork();
     return send(command, stream);
   };
-  turnsWork.set(client, (work) => {
-    if (!cork()) return false;
-    beforeUncork.push(work);
-    return true;
+  turnsWork.set(client, {
+    register: (work) => {
+      if (!cork()) return false;
+      beforeUncork.push(work);
+      return true;
+    },
+    // What is written so far leaves now; the connection stays corked for the rest of the turn.
+    writeNow: () => {
+      if (corkedSocket === null) return;
+      corkedSocket.uncork();
+      corkedSocket.cork();
+    },
   });
 }
 
@@ -134,8 +143,16 @@ function coalesceWrites(client: Redis): void {
  * caller sends at once, and the command fails at once as any other does (there is no offline queue).
  */
 export function atTurnsWrite(client: Redis | Cluster, work: () => void): boolean {
-  const register = client instanceof Redis ? turnsWork.get(client) : undefined;
-  return register !== undefined && register(work);
+  const turn = client instanceof Redis ? turnsWork.get(client) : undefined;
+  return turn !== undefined && turn.register(work);
+}
+
+/**
+ * Sends what this turn has written to the connection so far, without waiting for the turn's end: the meter
+ * sends a full call of admissions at once (redis-meter.ts), so that Redis runs it while the turn goes on.
+ */
+export function writeTurnNow(client: Redis | Cluster): void {
+  if (client instanceof Redis) turnsWork.get(client)?.writeNow();
 }
 
 /** Resolves once `redis` is connected, or rejects after the timeout (start-up waits for Redis). */

@@ -7,8 +7,8 @@
  * On one Redis, the admissions asked for during one turn of the event loop go together: one call of the
  * script runs them one after another, in the order asked, each exactly as it would run alone, and each
  * caller gets its own answer. Redis's cost of a call, and the client's of a command, are most of what an
- * admission costs (a busy server's turn holds several). The call leaves in the turn's one write
- * (redis-client.ts, atTurnsWrite), at most ADMISSIONS_PER_CALL admissions a call.
+ * admission costs (a busy server's turn holds several). A call holds at most ADMISSIONS_PER_CALL admissions:
+ * a full one leaves at once (redis-client.ts, writeTurnNow), the turn's last in the turn's write (atTurnsWrite).
  *
  * Redis Cluster: every key one admission touches (the window, the month, the key's day, the last uses) is
  * named under the account's hash tag, `{a:<accountId>}`, so all of them live in one slot and the script runs
@@ -40,7 +40,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Cluster, ReplyError, type Redis } from 'ioredis';
 import type { Admission, AdmitRequest, KeyDailyUsage, Meter } from './meter.js';
 import { MeterUnavailableError, settleMeterBy } from './meter.js';
-import { atTurnsWrite, connectRedis, redisReady, type RedisTarget, type ScriptedRedis } from './redis-client.js';
+import { atTurnsWrite, connectRedis, redisReady, writeTurnNow, type RedisTarget, type ScriptedRedis } from './redis-client.js';
 import { accountKey } from './redis-keys.js';
 import {
   ACCESS_MARK_KEPT_S,
@@ -76,11 +76,15 @@ const REFUND_TOKEN_KEPT_S = 15 * 60;
 const UNDO_RETRY_MS = 500;
 
 /**
- * The most admissions one call of the script carries; a turn that asks for more sends more calls, in the
- * same write. Each call holds Redis (and every other client of it) for its whole run: some 6 ms for 200
- * (about 30 µs an admission, its own commands).
+ * The most admissions one call of the script carries. A call that is full leaves at once, mid-turn; the
+ * turn's last admissions leave at its end. Sent only at the end of the turn, a busy server's admissions went
+ * in lockstep: a turn read ~32 requests and sent their one call, the request thread then waited for Redis
+ * with nothing to do, and Redis had waited for it (the request thread idle a third of the time, the 2 cores
+ * 72% busy, PostgreSQL + Redis item GET at 50 connections). Sent 16 at a time, Redis runs the first call while
+ * the turn reads the next requests: 8-25% more requests a second in turns with it, the cores 81% busy
+ * (6 and 10 a call gave the same; docs/performance.md, 2026-11-28).
  */
-export const ADMISSIONS_PER_CALL = 200;
+export const ADMISSIONS_PER_CALL = 16;
 /** How many keys, arguments and reply values each admission of a call has in the script (ADMIT). */
 const ADMISSION_KEYS = 7;
 const ADMISSION_ARGS = 10;
@@ -356,23 +360,29 @@ export class RedisMeter implements Meter, AccessCheckedMeter, AccessFence {
   }
 
   /**
-   * Sends one admission with the others asked for in this turn: the turn's first registers the flush that
-   * sends them all (sendQueued) just before the turn's write. On a Redis Cluster, or when the connection
-   * cannot write now, it goes at once and alone (and then fails at once, as any command does).
+   * Sends one admission with others asked for in this turn: a call's first registers the flush that sends
+   * what is queued (sendQueued) just before the turn's write, and a call that is full leaves at once. On a
+   * Redis Cluster, or when the connection cannot write now, it goes at once and alone (and then fails at
+   * once, as any command does).
    */
   private sendAdmission(keys: string[], args: Array<string | number>): Promise<number[]> {
     return new Promise<number[]>((resolve, reject) => {
       this.queued.push({ keys, args, resolve, reject });
-      if (this.queued.length === 1 && !(this.batches && atTurnsWrite(this.redis, this.sendQueued))) this.sendQueued();
+      if (this.queued.length === 1) {
+        if (!(this.batches && atTurnsWrite(this.redis, this.sendQueued))) this.sendQueued();
+      } else if (this.queued.length === ADMISSIONS_PER_CALL) {
+        this.sendQueued();
+        writeTurnNow(this.redis);
+      }
     });
   }
 
-  /** Sends every queued admission, ADMISSIONS_PER_CALL a call, in the order they were asked for. */
+  /** Sends the queued admissions as one call (none: nothing), in the order they were asked for. */
   private readonly sendQueued = (): void => {
     const queued = this.queued;
+    if (queued.length === 0) return;
     this.queued = [];
-    if (queued.length <= ADMISSIONS_PER_CALL) this.sendCall(queued);
-    else for (let from = 0; from < queued.length; from += ADMISSIONS_PER_CALL) this.sendCall(queued.slice(from, from + ADMISSIONS_PER_CALL));
+    this.sendCall(queued);
   };
 
   /**

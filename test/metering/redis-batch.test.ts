@@ -69,7 +69,7 @@ describe('the admissions of one turn go to one Redis together', () => {
     }
     await admin.config('RESETSTAT');
     const results = await Promise.all(requests.map((r) => meter.admit(r)));
-    // ADMISSIONS_PER_CALL a call at most: 200 and 100.
+    // ADMISSIONS_PER_CALL a call at most: 18 full calls of 16 and one of 12.
     const calls = await scriptCalls(admin);
     assert.ok(calls < requests.length / 10, `${calls} script calls for ${requests.length} admissions`);
     assert.equal(calls, Math.ceil(requests.length / ADMISSIONS_PER_CALL));
@@ -111,6 +111,30 @@ describe('the admissions of one turn go to one Redis together', () => {
     const results = await Promise.all(Array.from({ length: n }, (_, i) => meter.admit({ accountId: 1, keyId: 10, limits, quota: true, now: T0 + i })));
     assert.deepEqual(results.map((r) => r.quota?.used), Array.from({ length: n }, (_, i) => i + 1));
     assert.equal(await scriptCalls(admin), 3);
+  });
+
+  it('a full call leaves at once: Redis runs it while the turn that asked for it is still going on', async (t) => {
+    const { meter, admin } = await privateMeter(t, 'early:');
+    const limits = { monthly: 10_000, perMinute: 10_000 };
+    await meter.admit({ accountId: 1, keyId: 10, limits, quota: false, now: T0 });
+    // Redis's own clock for each script it runs, as MONITOR reports it (seconds).
+    const monitor = await admin.monitor();
+    const ran: number[] = [];
+    monitor.on('monitor', (time: string, args: string[]) => {
+      if (args[0]?.toLowerCase() === 'evalsha') ran.push(Number(time));
+    });
+    const asked = (i: number) => meter.admit({ accountId: 1, keyId: 10, limits, quota: true, now: T0 + i, deadline: Date.now() + 10_000 });
+    // One turn: a full call, then 400 ms of work in the same turn, then one admission more.
+    const first = Array.from({ length: ADMISSIONS_PER_CALL }, (_, i) => asked(i));
+    const busyUntil = Date.now() + 400;
+    while (Date.now() < busyUntil);
+    const last = asked(ADMISSIONS_PER_CALL);
+    const results = await Promise.all([...first, last]);
+    assert.deepEqual(results.map((r) => r.quota?.used), Array.from({ length: ADMISSIONS_PER_CALL + 1 }, (_, i) => i + 1));
+    await waitFor(async () => ran.length >= 2, 'both calls in MONITOR');
+    monitor.disconnect();
+    assert.equal(ran.length, 2, "the full call and the turn's last admission");
+    assert.ok(ran[1]! - ran[0]! >= 0.3, `the full call ran ${((ran[1]! - ran[0]!) * 1000).toFixed(0)} ms before the turn's end`);
   });
 
   it("an admission past its deadline in Redis counts nothing; the call's others, with theirs ahead, count", async (t) => {
