@@ -4,7 +4,7 @@
  * Starts (a) bench/baseline-server.ts, (b) shelfapi on SQLite, (c) shelfapi on PostgreSQL + Redis, each over
  * the same generated catalogue (BENCH_ITEMS, default 1,000,000 items), drives each with wrk (Debian's package,
  * installed when missing) at 50 connections with random ids and random keys over many accounts, and prints
- * requests per second, p50 and p99 and the ratio to (a). Then streams the whole CSV export from each store
+ * requests per second, p50 and p99 and the ratio to (a), measured again after every scenario (Baseline). Then streams the whole CSV export from each store
  * while other requests are served (from the store, then from the price guide file each server writes, then
  * filtered by a platform), and reports rows per second, the server's peak RSS and its event-loop delay.
  * Results go to bench/results/*.json and a table to docs/performance.md.
@@ -536,23 +536,70 @@ async function floodRun(stamp: string): Promise<string> {
 const WORKER_COUNTS = [1, 2] as const;
 
 /** Item GET at CONNECTIONS connections with `serve --workers N` for each N, one server at a time. */
-async function runWorkers(
-  start: (workers: number) => Promise<Target>,
-  keysFile: string,
-  base: WrkResult,
-): Promise<Array<{ scenario: string; target: string; result: WrkResult; ratio: number }>> {
-  const rows = [];
+async function runWorkers(start: (workers: number) => Promise<Target>, keysFile: string, baseline: Baseline): Promise<Row[]> {
+  const rows: Row[] = [];
   for (const workers of WORKER_COUNTS) {
     const target = await start(workers);
     const scenario = `GET /catalogue/:id, --workers ${workers}`;
     log(`${target.name}: ${scenario}`);
     wrk(target.base, [`${V1}/catalogue/{id}`], keysFile, WARMUP);
-    const result = wrk(target.base, [`${V1}/catalogue/{id}`], keysFile, DURATION);
-    rows.push({ scenario, target: target.name, result, ratio: Math.round((result.rps / base.rps) * 1000) / 1000 });
+    rows.push(baseline.beside(scenario, target.name, () => wrk(target.base, [`${V1}/catalogue/{id}`], keysFile, DURATION)));
     target.child.kill('SIGTERM');
     await new Promise((r) => target.child.once('exit', r));
   }
   return rows;
+}
+
+interface Row {
+  scenario: string;
+  target: string;
+  result: WrkResult;
+  /** The result's requests a second over `baselineRps`. */
+  ratio: number;
+  /** The mean of the baseline measured just before and just after this row's result. */
+  baselineRps: number;
+}
+
+/**
+ * The raw node:http baseline, kept up for the whole run and measured again after every scenario: each
+ * scenario's ratio is to the mean of the baseline measured just before it and just after it. On these
+ * virtual machines the baseline moved from 53,000 to 68,000 requests a second within the hour (2026-11-28),
+ * so one baseline at the start of a run made the ratios of its last scenarios a measure of the machine.
+ */
+class Baseline {
+  private last: WrkResult;
+
+  private constructor(
+    private readonly server: Target,
+    first: WrkResult,
+  ) {
+    this.last = first;
+  }
+
+  static async start(): Promise<Baseline> {
+    const server = await startBaseline();
+    log(`baseline: ${DURATION} at ${CONNECTIONS} connections`);
+    wrk(server.base, ['/'], null, WARMUP);
+    return new Baseline(server, wrk(server.base, ['/'], null, DURATION));
+  }
+
+  /** The first measurement: the run's baseline row. */
+  readonly first = (): WrkResult => this.last;
+
+  /** Runs `measure` (a target's measured wrk run, warmed up already) and measures the baseline again after it. */
+  beside(scenario: string, target: string, measure: () => WrkResult): Row {
+    const before = this.last;
+    const result = measure();
+    // A short warm-up: the baseline server has run all along; it only needs its connections again.
+    wrk(this.server.base, ['/'], null, '2s');
+    this.last = wrk(this.server.base, ['/'], null, DURATION);
+    const baselineRps = (before.rps + this.last.rps) / 2;
+    return { scenario, target, result, ratio: Math.round((result.rps / baselineRps) * 1000) / 1000, baselineRps };
+  }
+
+  stop(): void {
+    this.server.child.kill('SIGKILL');
+  }
 }
 
 async function main(): Promise<void> {
@@ -593,7 +640,7 @@ async function main(): Promise<void> {
   const startPostgres = (exportDir = guideDirs.postgres) =>
     startShelfapi('postgres+redis', { DATABASE_URL: pgUrl, REDIS_URL: REDIS_URL, REDIS_KEY_PREFIX: REDIS_PREFIX, EXPORT_DIR: exportDir });
 
-  const rows: Array<{ scenario: string; target: string; result: WrkResult; ratio: number }> = [];
+  const rows: Row[] = [];
   const exports: Record<string, ExportResult> = {};
   const latency: Array<{ scenario: string; target: string; result: WrkResult }> = [];
   const searchRuns: SearchRun[] = [];
@@ -601,14 +648,11 @@ async function main(): Promise<void> {
   const workersOnly = ONLY === 'workers';
   const ratiosOnly = ONLY === 'ratios';
 
-  let base: WrkResult | null = null;
+  let baseline: Baseline | null = null;
   if (!searchOnly) {
-    const baseline = await startBaseline();
-    log(`baseline: ${DURATION} at ${CONNECTIONS} connections`);
-    wrk(baseline.base, ['/'], null, WARMUP);
-    base = wrk(baseline.base, ['/'], null, DURATION);
-    baseline.child.kill('SIGKILL');
-    rows.push({ scenario: 'raw node:http, fixed body', target: 'baseline', result: base, ratio: 1 });
+    baseline = await Baseline.start();
+    const base = baseline.first();
+    rows.push({ scenario: 'raw node:http, fixed body', target: 'baseline', result: base, ratio: 1, baselineRps: base.rps });
     // The floors: an item GET's response shape from raw node:http, then from one Fastify route, doing
     // nothing else. No server that sends these bytes on this machine can pass them.
     for (const [mode, scenario] of workersOnly ? [] : ([
@@ -618,9 +662,8 @@ async function main(): Promise<void> {
       const floor = await startBaseline(mode);
       log(`floor (${mode}): ${DURATION} at ${CONNECTIONS} connections`);
       wrk(floor.base, ['/'], null, WARMUP);
-      const result = wrk(floor.base, ['/'], null, DURATION);
+      rows.push(baseline.beside(scenario, 'floor', () => wrk(floor.base, ['/'], null, DURATION)));
       floor.child.kill('SIGKILL');
-      rows.push({ scenario, target: 'floor', result, ratio: result.rps / base.rps });
     }
   }
 
@@ -632,12 +675,12 @@ async function main(): Promise<void> {
   for (const [store, start] of [['sqlite', startSqlite], ['postgres', startPostgres]] as const) {
     const keys = keysByStore[store];
     if (keys === undefined) continue;
-    if (workersOnly && base !== null) {
-      rows.push(...(await runWorkers(startWorkers(store), keyFiles[store]!.bench, base)));
+    if (workersOnly && baseline !== null) {
+      rows.push(...(await runWorkers(startWorkers(store), keyFiles[store]!.bench, baseline)));
       continue;
     }
     if (!ratiosOnly) searchRuns.push(await runSearches(store, urls[store], start, keyFiles[store]!, keys.bench[0]!));
-    if (searchOnly || base === null) continue;
+    if (searchOnly || baseline === null) continue;
     let target = await start();
     // The price guide file is written in the background after start: not while the scenarios are measured.
     await guideWritten(guideDirs[store]);
@@ -646,8 +689,7 @@ async function main(): Promise<void> {
       const keysFile = keyFiles[store]![scenario.keys];
       log(`${target.name}: ${scenario.name}`);
       wrk(target.base, scenario.paths, keysFile, WARMUP, CONNECTIONS, scenario.hotShare);
-      const result = wrk(target.base, scenario.paths, keysFile, DURATION, CONNECTIONS, scenario.hotShare);
-      rows.push({ scenario: scenario.name, target: target.name, result, ratio: Math.round((result.rps / base.rps) * 1000) / 1000 });
+      rows.push(baseline.beside(scenario.name, target.name, () => wrk(target.base, scenario.paths, keysFile, DURATION, CONNECTIONS, scenario.hotShare)));
     }
     if (ratiosOnly) {
       target.child.kill('SIGTERM');
@@ -660,7 +702,7 @@ async function main(): Promise<void> {
     }
     target.child.kill('SIGTERM');
     await new Promise((r) => target.child.once('exit', r));
-    rows.push(...(await runWorkers(startWorkers(store), keyFiles[store]!.bench, base)));
+    rows.push(...(await runWorkers(startWorkers(store), keyFiles[store]!.bench, baseline)));
     // A fresh process for each export, so that its peak RSS is the export's own.
     const cases = [
       { label: `${target.name}, from the store`, exportDir: 'off', query: '' },
@@ -680,14 +722,18 @@ async function main(): Promise<void> {
     }
   }
 
+  baseline?.stop();
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(totalmem() / 2 ** 30), node: process.version };
   const results = { date: new Date().toISOString(), items: ITEMS, duration: DURATION, connections: CONNECTIONS, machine, rows, latency, exports, searchRuns };
   const stamp = results.date.replace(/[:.]/g, '-');
   const ms = (us: number) => (us / 1000).toFixed(2);
   const table = [
-    '| scenario | target | req/s | p50 ms | p99 ms | ratio to baseline | non-2xx |',
-    '|---|---|---:|---:|---:|---:|---:|',
-    ...rows.map((r) => `| ${r.scenario} | ${r.target} | ${Math.round(r.result.rps)} | ${ms(r.result.p50Us)} | ${ms(r.result.p99Us)} | ${r.ratio.toFixed(2)} | ${r.result.non2xx} |`),
+    '| scenario | target | req/s | p50 ms | p99 ms | baseline req/s beside it | ratio to baseline | non-2xx |',
+    '|---|---|---:|---:|---:|---:|---:|---:|',
+    ...rows.map(
+      (r) =>
+        `| ${r.scenario} | ${r.target} | ${Math.round(r.result.rps)} | ${ms(r.result.p50Us)} | ${ms(r.result.p99Us)} | ${Math.round(r.baselineRps)} | ${r.ratio.toFixed(2)} | ${r.result.non2xx} |`,
+    ),
   ].join('\n');
   if (workersOnly || ratiosOnly) {
     writeFileSync(join(ROOT, 'bench', 'results', `${workersOnly ? 'workers' : 'ratios'}-${stamp}.json`), `${JSON.stringify(results, null, 2)}\n`);
