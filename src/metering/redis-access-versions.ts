@@ -13,7 +13,7 @@
  * A missing key (expired, or a Redis that restarted empty) is never a match, so nothing is served from a held
  * principal until PostgreSQL has been read again.
  */
-import { accountKey } from './redis-keys.js';
+import { accountTag } from './redis-keys.js';
 
 /** How long an account's version is kept without a write: past it, one request reads PostgreSQL again. */
 export const ACCESS_VERSION_KEPT_S = 86_400;
@@ -27,7 +27,12 @@ export const DELETED_VERSION = Number.MAX_SAFE_INTEGER;
 
 /** The two keys of an account's access, in the order the scripts take them. */
 export function accessKeys(prefix: string, accountId: number): [string, string] {
-  return [accountKey(prefix, accountId, 'access'), accountKey(prefix, accountId, 'changing')];
+  return accessKeysOf(accountTag(prefix, accountId));
+}
+
+/** The same, from the account's tag (redis-keys.ts). */
+export function accessKeysOf(tag: string): [string, string] {
+  return [`${tag}access`, `${tag}changing`];
 }
 
 // KEYS: 1 access version, 2 marks; ARGV: 1 token, 2 mark kept (s).

@@ -41,7 +41,7 @@ import { Cluster, ReplyError, type Redis } from 'ioredis';
 import type { Admission, AdmitRequest, KeyDailyUsage, Meter } from './meter.js';
 import { MeterUnavailableError, settleMeterBy } from './meter.js';
 import { atTurnsWrite, connectRedis, redisReady, writeTurnNow, type RedisTarget, type ScriptedRedis } from './redis-client.js';
-import { accountKey } from './redis-keys.js';
+import { accountKey, accountTag } from './redis-keys.js';
 import {
   ACCESS_MARK_KEPT_S,
   ACCESS_SCRIPTS,
@@ -49,6 +49,7 @@ import {
   ADMIT_ACCESS_CHECK,
   DELETED_VERSION,
   accessKeys,
+  accessKeysOf,
 } from './redis-access-versions.js';
 import type { AccessFence } from './access-change.js';
 import { WINDOW_MS, dayOf, monthBounds, periodOf } from './periods.js';
@@ -226,13 +227,16 @@ export { accountKey };
  * count, the key's day and the account's last uses. A refund and an undo touch some of the same.
  */
 export function admissionKeys(prefix: string, r: Pick<AdmitRequest, 'accountId' | 'keyId' | 'now'>): string[] {
+  const tag = accountTag(prefix, r.accountId);
+  const [access, changing] = accessKeysOf(tag);
   return [
-    accountKey(prefix, r.accountId, 'burst'),
-    accountKey(prefix, r.accountId, 'quota', periodOf(r.now)),
-    accountKey(prefix, r.accountId, 'keyday', r.keyId, dayOf(r.now)),
-    accountKey(prefix, r.accountId, 'lastused'),
-    accountKey(prefix, r.accountId, 'admitted', Math.floor(r.now / ADMISSIONS_BUCKET_MS)),
-    ...accessKeys(prefix, r.accountId),
+    `${tag}burst`,
+    `${tag}quota:${periodOf(r.now)}`,
+    `${tag}keyday:${r.keyId}:${dayOf(r.now)}`,
+    `${tag}lastused`,
+    `${tag}admitted:${Math.floor(r.now / ADMISSIONS_BUCKET_MS)}`,
+    access,
+    changing,
   ];
 }
 
