@@ -4,9 +4,10 @@
  * Starts (a) bench/baseline-server.ts, (b) shelfapi on SQLite, (c) shelfapi on PostgreSQL + Redis, each over
  * the same generated catalogue (BENCH_ITEMS, default 1,000,000 items), drives each with wrk (Debian's package,
  * installed when missing) at 50 connections with random ids and random keys over many accounts, and prints
- * requests per second, p50 and p99 and the ratio to (a), measured again after every scenario (Baseline). Then streams the whole CSV export from each store
- * while other requests are served (from the store, then from the price guide file each server writes, then
- * filtered by a platform), and reports rows per second, the server's peak RSS and its event-loop delay.
+ * requests per second, p50 and p99 and the ratio to (a), measured again after every scenario (Baseline).
+ * Then streams the whole CSV export from each store while other requests are served (from the store, then
+ * from the price guide file each server writes, then filtered by a platform), and reports rows per second,
+ * the server's peak RSS and its event-loop delay.
  * Results go to bench/results/*.json and a table to docs/performance.md.
  *
  * Last, the flood scenario (bench/flood.ts): one account at 200 connections beside another, on SQLite,
@@ -567,11 +568,13 @@ interface Row {
  * so one baseline at the start of a run made the ratios of its last scenarios a measure of the machine.
  */
 class Baseline {
+  /** The latest measurement: the one before the next scenario. */
   private last: WrkResult;
 
   private constructor(
     private readonly server: Target,
-    first: WrkResult,
+    /** The first measurement: the run's baseline row. */
+    readonly first: WrkResult,
   ) {
     this.last = first;
   }
@@ -582,9 +585,6 @@ class Baseline {
     wrk(server.base, ['/'], null, WARMUP);
     return new Baseline(server, wrk(server.base, ['/'], null, DURATION));
   }
-
-  /** The first measurement: the run's baseline row. */
-  readonly first = (): WrkResult => this.last;
 
   /** Runs `measure` (a target's measured wrk run, warmed up already) and measures the baseline again after it. */
   beside(scenario: string, target: string, measure: () => WrkResult): Row {
@@ -651,7 +651,7 @@ async function main(): Promise<void> {
   let baseline: Baseline | null = null;
   if (!searchOnly) {
     baseline = await Baseline.start();
-    const base = baseline.first();
+    const base = baseline.first;
     rows.push({ scenario: 'raw node:http, fixed body', target: 'baseline', result: base, ratio: 1, baselineRps: base.rps });
     // The floors: an item GET's response shape from raw node:http, then from one Fastify route, doing
     // nothing else. No server that sends these bytes on this machine can pass them.
