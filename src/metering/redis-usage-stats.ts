@@ -60,14 +60,19 @@ const dayBefore = (day: string) => new Date(Date.parse(`${day}T00:00:00.000Z`) -
 // KEYS: the hashes and lists written (one hash slot on a cluster). ARGV[1]: a JSON array of strings, the
 // operations one after another, each naming its key by index into KEYS:
 //   h <key> <ttl> <n> <field> <by> ...   HINCRBY each field; EXPIRE when a field was created (see below)
-//   l <key> <keep> <ttl> <n> <item> ...  LPUSH the items (oldest first: the newest ends at the head), LTRIM, EXPIRE
+//   l <key> <keep> <ttl> <n> <item> ...  LPUSH the items (oldest first: the newest ends at the head), LTRIM
+//                                        when the list grew past keep (LPUSH answers its length), EXPIRE
 //   u <key> <key id> <at ms> <address> <ttl>  the last use "<at ms> <address>", replaced only by one at least
-//                                            as recent, then EXPIRE
+//                                            as recent; EXPIRE at the key's first use of a UTC day (below)
 //   s <key> <value> <ttl>                SET the key to the value unless it is set (an account's totals-since)
 // A hash of counts is named by its period (a day or an hour), so it gets its expiry when it is created, as the
 // meter's counts do, not at every write: a field whose count after HINCRBY is what was added was just created
 // (counts only grow), and a hash is created with its first field. An item GET's statistics made 5.7 EXPIREs a
 // request beside 7.5 HINCRBYs (INFO commandstats, 10,000 keys), nearly all of hashes that had their expiry.
+// The last uses (a hash per account, a field per key) had their expiry set at every write: 3 of the ~10
+// commands an item GET's statistics ran at 10,000 keys (INFO commandstats, 2026-11-28). It is set again when
+// a key's last use moves to another UTC day (or is new): every write follows one that set it within the day
+// before, so the hash is kept at least its time to live less a day after its latest write.
 const STATS_WRITE = `
 local OPS = cjson.decode(ARGV[1])
 local i = 1
@@ -91,18 +96,21 @@ while i <= n do
     local ttl = OPS[i + 3]
     local count = tonumber(OPS[i + 4])
     i = i + 5
-    redis.call('LPUSH', key, unpack(OPS, i, i + count - 1))
+    local length = redis.call('LPUSH', key, unpack(OPS, i, i + count - 1))
     i = i + count
-    redis.call('LTRIM', key, 0, keep - 1)
+    if length > keep then redis.call('LTRIM', key, 0, keep - 1) end
     redis.call('EXPIRE', key, ttl)
   elseif op == 'u' then
     local keyId, at, address, ttl = OPS[i + 2], OPS[i + 3], OPS[i + 4], OPS[i + 5]
     i = i + 6
     local current = redis.call('HGET', key, keyId)
-    if (not current) or tonumber(string.match(current, '^(%d+)')) <= tonumber(at) then
+    local previous = current and tonumber(string.match(current, '^(%d+)'))
+    if (not previous) or previous <= tonumber(at) then
       redis.call('HSET', key, keyId, at .. ' ' .. address)
+      if (not previous) or math.floor(previous / 86400000) ~= math.floor(tonumber(at) / 86400000) then
+        redis.call('EXPIRE', key, ttl)
+      end
     end
-    redis.call('EXPIRE', key, ttl)
   elseif op == 's' then
     redis.call('SET', key, OPS[i + 2], 'EX', OPS[i + 3], 'NX')
     i = i + 4

@@ -2,8 +2,8 @@
 // the month, a key's day 400 days after the request that created it, the burst window a minute after the
 // last request, the record of the minute's admissions five minutes after the last. The counts get their
 // expiry when an admission creates them; later admissions leave it as it is. The owners' statistics expire
-// too: a hash of counts (named by its day or hour) gets its expiry when it is created, the request log and the
-// last use at every write.
+// too: a hash of counts (named by its day or hour) gets its expiry when it is created, the request log at every
+// write, the last use when a key's last use moves to another day.
 // Runs on the machine's Redis under a prefix of its own, whatever TEST_STORE says.
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
@@ -61,7 +61,7 @@ test('an admission leaves every key it wrote with an expiry, set once when the c
   assert.equal(await redis.call('expiretime', month), monthExpiry);
 });
 
-test("the statistics' hashes get their expiry when created; the request log's and the last use's at every write", async (t) => {
+test("the statistics' hashes get their expiry when created, the request log's at every write, the last use's once a day", async (t) => {
   const stats = new RedisUsageStats(TEST_REDIS_URL, { prefix });
   t.after(() => stats.close());
   await stats.ready();
@@ -89,14 +89,28 @@ test("the statistics' hashes get their expiry when created; the request log's an
   assert.ok((await redis.ttl(hour)) <= 2 * 86_400, "an hour's counts two days");
 
   // The same counts again: each hash is only counted on, and keeps the expiry it was given; the request log
-  // and the last use are kept from their latest write.
+  // is kept from its latest write; the last use, written again the same day, keeps its expiry.
   for (const key of keys) await redis.expire(key, 1000);
   stats.record(record(T0 + 1, 200, 'counted'));
   await stats.flush();
   assert.equal(await redis.hget(outcomes, 'counted'), '2');
   for (const hash of [outcomes, hour, total]) assert.ok((await redis.ttl(hash)) <= 1000, `${hash} keeps the expiry it was created with`);
-  assert.ok((await redis.ttl(`${prefix}stats:{4}:lastuse`)) > 1000, 'the last use is kept from its latest write');
+  const lastUse = `${prefix}stats:{4}:lastuse`;
+  assert.ok((await redis.ttl(lastUse)) <= 1000, 'the last use of the same day keeps its expiry');
+  assert.equal((await stats.lastUse(4, [40])).get(40)?.at, new Date(T0 + 1).toISOString(), 'and is written');
   assert.ok((await redis.ttl(log[0]!)) > 1000, 'the request log is kept from its latest write');
+
+  // The key's first use of the next day sets the last use's expiry again: the hash is kept at least its time
+  // to live less a day after its latest write. A use older than the one held changes nothing.
+  const nextDay = T0 + 86_400_000;
+  stats.record(record(nextDay, 200, 'counted'));
+  await stats.flush();
+  assert.ok((await redis.ttl(lastUse)) > 399 * 86_400, 'the last use of a new day is kept 400 days from it');
+  await redis.expire(lastUse, 1000);
+  stats.record(record(T0 + 5, 200, 'counted'));
+  await stats.flush();
+  assert.equal((await stats.lastUse(4, [40])).get(40)?.at, new Date(nextDay).toISOString(), 'an older use does not replace a newer one');
+  assert.ok((await redis.ttl(lastUse)) <= 1000, 'nor sets the expiry');
 
   // A count the hash did not have (another outcome) is created with its field: the hash's expiry is set again.
   stats.record(record(T0 + 2, 500, 'server_error'));
