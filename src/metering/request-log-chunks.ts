@@ -12,7 +12,8 @@
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import type { Database } from '../store/schema.js';
-import { isOutcome, REQUEST_LOG_KEPT, type LogOutcome, type RequestLogEntry } from './usage-stats.js';
+import { lineOfStored, storedLineOf } from './request-log-lines.js';
+import { REQUEST_LOG_KEPT, type RequestLogEntry } from './usage-stats.js';
 
 /** A chunk as stored, the id aside. */
 export interface ChunkRow {
@@ -25,19 +26,13 @@ export interface ChunkRow {
   body: string;
 }
 
-type StoredLine = [string, string, string, number, string | null, string, number, string | null, string];
-
 /** One key's lines of a write (oldest first, at least one) as a chunk. */
 export function chunkOf(keyId: number, items: readonly RequestLogEntry[]): ChunkRow {
   const first = items[0];
   const last = items[items.length - 1];
   if (first === undefined || last === undefined) throw new Error('a request log chunk holds at least one line');
-  const lines: StoredLine[] = items.map((l) => [l.at, l.method, l.path, l.status, l.error, l.outcome, l.durationMs, l.address, l.requestId]);
-  return { key_id: keyId, oldest_ms: Date.parse(first.at), newest_ms: Date.parse(last.at), lines: items.length, body: JSON.stringify(lines) };
+  return { key_id: keyId, oldest_ms: Date.parse(first.at), newest_ms: Date.parse(last.at), lines: items.length, body: JSON.stringify(items.map(storedLineOf)) };
 }
-
-const isText = (v: unknown): v is string => typeof v === 'string';
-const isTextOrNull = (v: unknown): v is string | null => v === null || typeof v === 'string';
 
 /** A chunk's lines, oldest first; a line that is not what chunkOf writes (a row changed by hand) is left out. */
 export function linesOfChunk(body: string): RequestLogEntry[] {
@@ -49,13 +44,9 @@ export function linesOfChunk(body: string): RequestLogEntry[] {
   }
   if (!Array.isArray(parsed)) return [];
   const out: RequestLogEntry[] = [];
-  for (const line of parsed as unknown[]) {
-    if (!Array.isArray(line) || line.length !== 9) continue;
-    const [at, method, path, status, error, outcome, durationMs, address, requestId] = line as unknown[];
-    if (!isText(at) || !isText(method) || !isText(path) || typeof status !== 'number' || !isTextOrNull(error)) continue;
-    if (!isText(outcome) || !(outcome === 'not_counted' || isOutcome(outcome)) || typeof durationMs !== 'number') continue;
-    if (!isTextOrNull(address) || !isText(requestId)) continue;
-    out.push({ at, method, path, status, error, outcome: outcome as LogOutcome, durationMs, address, requestId });
+  for (const stored of parsed as unknown[]) {
+    const line = lineOfStored(stored);
+    if (line !== null) out.push(line);
   }
   return out;
 }
