@@ -47,6 +47,12 @@ import {
 } from './usage-stats.js';
 
 const COMMAND_TIMEOUT_MS = 1000;
+const DAYS_KEPT_S = 400 * 86_400;
+const REJECTIONS_KEPT_S = 90 * 86_400;
+const HOURS_KEPT_S = HOURS_KEPT_MS / 1000;
+const LOG_KEPT_S = REQUEST_LOG_MS / 1000;
+/** An hour's period (`2026-11-24T08`) is 13 characters, a day's 10. */
+const isHour = (period: string) => period.length === 13;
 
 /**
  * A request log item read back: an array (storedLineOf), or an object as written before 2026-11-28 (the
@@ -65,12 +71,6 @@ function logLineOfItem(item: string): RequestLogEntry | null {
   }
   return lineOfStored(parsed);
 }
-const DAYS_KEPT_S = 400 * 86_400;
-const REJECTIONS_KEPT_S = 90 * 86_400;
-const HOURS_KEPT_S = HOURS_KEPT_MS / 1000;
-const LOG_KEPT_S = REQUEST_LOG_MS / 1000;
-/** An hour's period (`2026-11-24T08`) is 13 characters, a day's 10. */
-const isHour = (period: string) => period.length === 13;
 
 /** The day after `day` (`2026-11-24` -> `2026-11-25`), and the day before. */
 const dayAfter = (day: string) => new Date(Date.parse(`${day}T00:00:00.000Z`) + 86_400_000).toISOString().slice(0, 10);
@@ -384,7 +384,7 @@ export class RedisUsageStats extends BufferedUsageStats {
     }
     for (const l of batch.log) {
       const key = this.key(l.accountId, 'log', l.keyId);
-      // A key unused for 7 days loses its log. A line as an array (request-log-chunks.ts), as SQLite stores it.
+      // A key unused for 7 days loses its log. A line as an array (request-log-lines.ts), as SQLite stores it.
       const items = l.items.map((item) => JSON.stringify(storedLineOf(item)));
       of(l.accountId).emit.push((call) => call.push(key, REQUEST_LOG_KEPT, LOG_KEPT_S, items));
     }
