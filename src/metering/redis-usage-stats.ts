@@ -80,13 +80,18 @@ const dayBefore = (day: string) => new Date(Date.parse(`${day}T00:00:00.000Z`) -
 // operations one after another, each naming its key by index into KEYS; ARGV[2] on: the lists' items, each an
 // argument of its own (inside ARGV[1] each item, itself JSON, was encoded again, every quote escaped: a
 // request log line cost the writer 2.5 µs more, half again what its first encoding cost):
-//   h <key> <ttl> <n> <field> <by> ...   HINCRBY each field; EXPIRE when a field was created (see below)
-//   l <key> <keep> <ttl> <n> <from>      LPUSH the n items from ARGV[from] (oldest first: the newest ends at
-//                                        the head), LTRIM when the list grew past keep (LPUSH answers its
-//                                        length), EXPIRE
-//   u <key> <key id> <at ms> <address> <ttl>  the last use "<at ms> <address>", replaced only by one at least
-//                                            as recent; EXPIRE at the key's first use of a UTC day (below)
-//   s <key> <value> <ttl>                SET the key to the value unless it is set (an account's totals-since)
+//   h <key> <n> <field> <by> ...   a day's hash: HINCRBY each field; EXPIRE when a field was created (below)
+//   H <key> <n> <field> <by> ...   the same for an hour's hash
+//   l <key> <n> <from>             a request log: LPUSH the n items from ARGV[from] (oldest first: the newest
+//                                  ends at the head), LTRIM when the list grew past what is kept (LPUSH answers
+//                                  its length), EXPIRE
+//   r <key> <n> <from>             the same for a key's rejections
+//   u <key> <key id> <at ms> <address>  the last use "<at ms> <address>", replaced only by one at least as
+//                                       recent; EXPIRE at the key's first use of a UTC day (below)
+//   s <key> <value>                SET the key to the value unless it is set (an account's totals-since)
+// How long each kind is kept, and how many items a list keeps, are written into the script's text, as the
+// meter's constants are: an argument costs the writer a string to encode and the script one to decode, and
+// these were 7 of the ~45 a request.
 // A hash of counts is named by its period (a day or an hour), so it gets its expiry when it is created, as the
 // meter's counts do, not at every write: a field whose count after HINCRBY is what was added was just created
 // (counts only grow), and a hash is created with its first field. An item GET's statistics made 5.7 EXPIREs a
@@ -102,40 +107,38 @@ local n = #OPS
 while i <= n do
   local op = OPS[i]
   local key = KEYS[tonumber(OPS[i + 1])]
-  if op == 'h' then
-    local ttl = OPS[i + 2]
-    local count = tonumber(OPS[i + 3])
-    i = i + 4
+  if op == 'h' or op == 'H' then
+    local count = tonumber(OPS[i + 2])
+    i = i + 3
     local created = false
     for _ = 1, count do
       local by = OPS[i + 1]
       if redis.call('HINCRBY', key, OPS[i], by) == tonumber(by) then created = true end
       i = i + 2
     end
-    if created then redis.call('EXPIRE', key, ttl) end
-  elseif op == 'l' then
-    local keep = tonumber(OPS[i + 2])
-    local ttl = OPS[i + 3]
-    local count = tonumber(OPS[i + 4])
-    local from = tonumber(OPS[i + 5])
-    i = i + 6
+    if created then redis.call('EXPIRE', key, op == 'h' and ${DAYS_KEPT_S} or ${HOURS_KEPT_S}) end
+  elseif op == 'l' or op == 'r' then
+    local keep = op == 'l' and ${REQUEST_LOG_KEPT} or ${REJECTIONS_KEPT}
+    local count = tonumber(OPS[i + 2])
+    local from = tonumber(OPS[i + 3])
+    i = i + 4
     local length = redis.call('LPUSH', key, unpack(ARGV, from, from + count - 1))
     if length > keep then redis.call('LTRIM', key, 0, keep - 1) end
-    redis.call('EXPIRE', key, ttl)
+    redis.call('EXPIRE', key, op == 'l' and ${LOG_KEPT_S} or ${REJECTIONS_KEPT_S})
   elseif op == 'u' then
-    local keyId, at, address, ttl = OPS[i + 2], OPS[i + 3], OPS[i + 4], OPS[i + 5]
-    i = i + 6
+    local keyId, at, address = OPS[i + 2], OPS[i + 3], OPS[i + 4]
+    i = i + 5
     local current = redis.call('HGET', key, keyId)
     local previous = current and tonumber(string.match(current, '^(%d+)'))
     if (not previous) or previous <= tonumber(at) then
       redis.call('HSET', key, keyId, at .. ' ' .. address)
       if (not previous) or math.floor(previous / 86400000) ~= math.floor(tonumber(at) / 86400000) then
-        redis.call('EXPIRE', key, ttl)
+        redis.call('EXPIRE', key, ${DAYS_KEPT_S})
       end
     end
   elseif op == 's' then
-    redis.call('SET', key, OPS[i + 2], 'EX', OPS[i + 3], 'NX')
-    i = i + 4
+    redis.call('SET', key, OPS[i + 2], 'EX', ${DAYS_KEPT_S}, 'NX')
+    i = i + 3
   else
     return redis.error_reply('STATS_WRITE: unknown operation ' .. tostring(op))
   end
@@ -170,25 +173,27 @@ class StatsCall {
     return String(i);
   }
 
-  hincr(key: string, ttl: number, fields: ReadonlyMap<string, number>): void {
-    this.args.push('h', this.keyOf(key), String(ttl), String(fields.size));
+  /** Counts added to a day's hash (`H`: an hour's). */
+  hincr(key: string, hour: boolean, fields: ReadonlyMap<string, number>): void {
+    this.args.push(hour ? 'H' : 'h', this.keyOf(key), String(fields.size));
     for (const [field, by] of fields) this.args.push(field, String(by));
     this.commands += fields.size + 1;
   }
 
-  push(key: string, keep: number, ttl: number, items: readonly string[]): void {
-    this.args.push('l', this.keyOf(key), String(keep), String(ttl), String(items.length), String(this.items.length + 2));
+  /** Items pushed onto a key's request log (`l`) or its rejections (`r`). */
+  push(list: 'l' | 'r', key: string, items: readonly string[]): void {
+    this.args.push(list, this.keyOf(key), String(items.length), String(this.items.length + 2));
     for (const item of items) this.items.push(item);
     this.commands += 3;
   }
 
-  setIfUnset(key: string, value: string, ttl: number): void {
-    this.args.push('s', this.keyOf(key), value, String(ttl));
+  setIfUnset(key: string, value: string): void {
+    this.args.push('s', this.keyOf(key), value);
     this.commands += 1;
   }
 
-  lastUse(key: string, keyId: number, at: number, address: string, ttl: number): void {
-    this.args.push('u', this.keyOf(key), String(keyId), String(at), address, String(ttl));
+  lastUse(key: string, keyId: number, at: number, address: string): void {
+    this.args.push('u', this.keyOf(key), String(keyId), String(at), address);
     this.commands += 3;
   }
 
@@ -200,7 +205,7 @@ class StatsCall {
 
 /** One account's writes of a flush, before they are put into calls: hashes grouped, so each expires once. */
 interface AccountWrites {
-  hashes: Map<string, { ttl: number; fields: Map<string, number> }>;
+  hashes: Map<string, { hour: boolean; fields: Map<string, number> }>;
   emit: Array<(call: StatsCall) => void>;
 }
 
@@ -327,11 +332,11 @@ export class RedisUsageStats extends BufferedUsageStats {
       }
       return writes;
     };
-    const hashOf = (accountId: number, key: string, ttl: number): Map<string, number> => {
+    const hashOf = (accountId: number, key: string, hour = false): Map<string, number> => {
       const hashes = of(accountId).hashes;
       let hash = hashes.get(key);
       if (hash === undefined) {
-        hash = { ttl, fields: new Map() };
+        hash = { hour, fields: new Map() };
         hashes.set(key, hash);
       }
       return hash.fields;
@@ -344,20 +349,20 @@ export class RedisUsageStats extends BufferedUsageStats {
     let total = { accountId: -1, day: '', fields: new Map<string, number>() };
     const totalOf = (accountId: number, day: string): Map<string, number> => {
       if (total.accountId !== accountId || total.day !== day) {
-        total = { accountId, day, fields: hashOf(accountId, this.key(accountId, 'acct', day), DAYS_KEPT_S) };
+        total = { accountId, day, fields: hashOf(accountId, this.key(accountId, 'acct', day)) };
         if (day > (newest.get(accountId) ?? '')) newest.set(accountId, day);
       }
       return total.fields;
     };
     for (const o of batch.outcomes) {
-      add(hashOf(o.accountId, this.key(o.accountId, 'out', o.keyId, o.day), DAYS_KEPT_S), o.outcome, o.requests);
+      add(hashOf(o.accountId, this.key(o.accountId, 'out', o.keyId, o.day)), o.outcome, o.requests);
       add(totalOf(o.accountId, o.day), outcomeField(o.outcome), o.requests);
     }
     let use = { keyId: -1, period: '', fields: new Map<string, number>() };
     for (const b of batch.buckets) {
       if (use.keyId !== b.keyId || use.period !== b.period) {
         const key = this.key(b.accountId, 'use', b.keyId, b.period);
-        use = { keyId: b.keyId, period: b.period, fields: hashOf(b.accountId, key, isHour(b.period) ? HOURS_KEPT_S : DAYS_KEPT_S) };
+        use = { keyId: b.keyId, period: b.period, fields: hashOf(b.accountId, key, isHour(b.period)) };
       }
       add(use.fields, b.field, b.requests);
       if (!isHour(b.period)) add(totalOf(b.accountId, b.period), b.field, b.requests);
@@ -371,22 +376,22 @@ export class RedisUsageStats extends BufferedUsageStats {
       if (this.marked.has(accountId)) continue;
       const key = this.key(accountId, 'totals-since');
       const value = this.totalsFrom ?? dayAfter(day);
-      of(accountId).emit.push((call) => call.setIfUnset(key, value, DAYS_KEPT_S));
+      of(accountId).emit.push((call) => call.setIfUnset(key, value));
     }
     for (const u of batch.lastUse) {
       const key = this.key(u.accountId, 'lastuse');
-      of(u.accountId).emit.push((call) => call.lastUse(key, u.keyId, u.at, u.address ?? '', DAYS_KEPT_S));
+      of(u.accountId).emit.push((call) => call.lastUse(key, u.keyId, u.at, u.address ?? ''));
     }
     for (const r of batch.rejections) {
       const key = this.key(r.accountId, 'rejections', r.keyId);
       const items = r.items.map((item) => JSON.stringify(item));
-      of(r.accountId).emit.push((call) => call.push(key, REJECTIONS_KEPT, REJECTIONS_KEPT_S, items));
+      of(r.accountId).emit.push((call) => call.push('r', key, items));
     }
     for (const l of batch.log) {
       const key = this.key(l.accountId, 'log', l.keyId);
       // A key unused for 7 days loses its log. A line as an array (request-log-lines.ts), as SQLite stores it.
       const items = l.items.map((item) => JSON.stringify(storedLineOf(item)));
-      of(l.accountId).emit.push((call) => call.push(key, REQUEST_LOG_KEPT, LOG_KEPT_S, items));
+      of(l.accountId).emit.push((call) => call.push('l', key, items));
     }
 
     // One Redis: the accounts share calls of up to COMMANDS_PER_CALL. A cluster: a call per account (its slot).
@@ -399,7 +404,7 @@ export class RedisUsageStats extends BufferedUsageStats {
         calls.push(last);
       }
       last.accounts.push(accountId);
-      for (const [key, hash] of writes.hashes) last.call.hincr(key, hash.ttl, hash.fields);
+      for (const [key, hash] of writes.hashes) last.call.hincr(key, hash.hour, hash.fields);
       for (const emit of writes.emit) emit(last.call);
     }
     // One array argument (ioredis flattens it): an account's flush after an outage can hold 100,000 records,
