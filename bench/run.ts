@@ -49,7 +49,12 @@ const WARMUP = process.env.BENCH_WARMUP ?? '10s';
 const ONLY = process.env.BENCH_ONLY ?? '';
 const FLOOD_DURATION = process.env.BENCH_FLOOD_DURATION ?? '10s';
 const FLOOD_MODE_LIST = (process.env.BENCH_FLOOD_MODES ?? FLOOD_MODES.join('|')).split('|') as FloodMode[];
-const RATIO_SCENARIOS = new Set(['GET /catalogue/:id', 'GET /me']);
+const RATIO_SCENARIOS = new Set(['GET /catalogue/:id', 'GET /catalogue/:id, keys with allowed addresses', 'GET /me']);
+/**
+ * The allowed addresses of the "keys with allowed addresses" scenario: ten IPv4 ranges, the bench's client
+ * (127.0.0.1) in the last, so each request walks the whole list. Most lists owners set are shorter.
+ */
+const LIMITED_ADDRESSES = [...Array.from({ length: 9 }, (_, i) => `10.${i}.0.0/16`), '127.0.0.0/8'];
 /** Comma-separated stores to run (sqlite, postgres); both by default. */
 const STORES = (process.env.BENCH_STORES ?? 'sqlite,postgres').split(',');
 const CONNECTIONS = 50;
@@ -116,6 +121,38 @@ function prepareData(label: string, databaseUrl: string): Keys {
   const keys: Keys = { demo: seeded.keys.demo!, collector: seeded.keys.collector!, bench: Object.values(loaded.keys) };
   writeFileSync(marker, JSON.stringify(keys));
   log(`${label}: data ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return keys;
+}
+
+/**
+ * A second set of BENCH_ACCOUNTS accounts with a key each, every key limited to LIMITED_ADDRESSES (through
+ * the keys service: bench/limit-keys.ts), made once per store: the item GET over them against the item GET
+ * over the bench keys, which have no list, is what a list costs the hot path.
+ */
+function prepareLimitedKeys(label: string, databaseUrl: string): string[] {
+  const marker = join(DATA, `${label}-${ITEMS}-${BENCH_ACCOUNTS}.limited-keys.json`);
+  if (existsSync(marker)) return JSON.parse(readFileSync(marker, 'utf8')) as string[];
+  const started = Date.now();
+  log(`${label}: adding ${BENCH_ACCOUNTS.toLocaleString('en-US')} accounts whose keys have allowed addresses (once; kept for later runs)`);
+  const file = join(DATA, `${label}-limited-accounts.json`);
+  writeFileSync(
+    file,
+    JSON.stringify({
+      accounts: Array.from({ length: BENCH_ACCOUNTS }, (_, i) => ({ ref: `l${i}`, email: `limited${i}@shelfapi.dev`, plan: 'enthusiast' })),
+      keys: Array.from({ length: BENCH_ACCOUNTS }, (_, i) => ({ ref: `l${i}`, account: `l${i}`, name: 'limited', scopes: ['catalogue:read', 'prices:read'] })),
+    }),
+  );
+  const loaded = JSON.parse(cli(['load', file, '--json'], { DATABASE_URL: databaseUrl })) as { accounts: Record<string, number>; keys: Record<string, string> };
+  const idsFile = join(DATA, `${label}-limited-account-ids.json`);
+  writeFileSync(idsFile, JSON.stringify(Object.values(loaded.accounts)));
+  execFileSync(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'limit-keys.ts'), idsFile, LIMITED_ADDRESSES.join(' ')], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: databaseUrl },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const keys = Object.values(loaded.keys);
+  writeFileSync(marker, JSON.stringify(keys));
+  log(`${label}: limited keys ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return keys;
 }
 
@@ -198,7 +235,7 @@ function wrkAsync(base: string, paths: Paths, keysFile: string | null, duration:
 interface Scenario {
   name: string;
   paths: string[];
-  keys: 'bench' | 'collector';
+  keys: 'bench' | 'collector' | 'limited';
   /** The share of requests sent with the first key: one account far busier than the rest (docs/scaling.md). */
   hotShare?: number;
 }
@@ -209,6 +246,8 @@ const PLATFORMS = ['NES', 'Nintendo%2064', 'PlayStation%202', 'Sega%20Genesis', 
 
 const SCENARIOS: Scenario[] = [
   { name: 'GET /catalogue/:id', paths: [`${V1}/catalogue/{id}`], keys: 'bench' },
+  // The same over as many keys, each with ten allowed addresses (LIMITED_ADDRESSES): what a list costs.
+  { name: 'GET /catalogue/:id, keys with allowed addresses', paths: [`${V1}/catalogue/{id}`], keys: 'limited' },
   { name: 'GET /prices/:id', paths: [`${V1}/prices/{id}`], keys: 'bench' },
   { name: 'GET /catalogue?search=', paths: SEARCHES.map((s) => `${V1}/catalogue?search=${s}`), keys: 'bench' },
   { name: 'GET /prices?platform=', paths: PLATFORMS.map((p) => `${V1}/prices?platform=${p}`), keys: 'bench' },
@@ -626,13 +665,16 @@ async function main(): Promise<void> {
   const keysByStore: Partial<Record<'sqlite' | 'postgres', Keys>> = {};
   for (const store of ['sqlite', 'postgres'] as const) if (STORES.includes(store)) keysByStore[store] = prepareData(store, urls[store]);
 
-  const keyFiles: Record<string, Record<'bench' | 'collector', string>> = {};
+  const keyFiles: Record<string, Record<Scenario['keys'], string>> = {};
   for (const [store, keys] of Object.entries(keysByStore)) {
     const bench = join(DATA, `${store}-bench-keys.txt`);
     const collector = join(DATA, `${store}-collector-key.txt`);
     writeFileSync(bench, `${keys.bench.join('\n')}\n`);
     writeFileSync(collector, `${keys.collector}\n`);
-    keyFiles[store] = { bench, collector };
+    // The searches and the workers' comparison use the bench keys only.
+    const limited = join(DATA, `${store}-limited-keys.txt`);
+    if (ONLY !== 'search' && ONLY !== 'workers') writeFileSync(limited, `${prepareLimitedKeys(store, urls[store as 'sqlite' | 'postgres']).join('\n')}\n`);
+    keyFiles[store] = { bench, collector, limited };
   }
 
   const guideDirs = { sqlite: join(DATA, 'price-guide-sqlite'), postgres: join(DATA, 'price-guide-postgres') };
