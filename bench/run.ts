@@ -95,6 +95,23 @@ interface Keys {
   bench: string[];
 }
 
+/**
+ * Loads BENCH_ACCOUNTS accounts with one key each (`shelfapi load`), refs and emails numbered from `name`:
+ * their ids and keys by ref.
+ */
+function loadAccounts(label: string, databaseUrl: string, name: string, scopes: readonly string[]): { accounts: Record<string, number>; keys: Record<string, string> } {
+  const file = join(DATA, `${label}-${name === 'bench' ? '' : `${name}-`}accounts.json`);
+  const ref = (i: number) => `${name[0]}${i}`;
+  writeFileSync(
+    file,
+    JSON.stringify({
+      accounts: Array.from({ length: BENCH_ACCOUNTS }, (_, i) => ({ ref: ref(i), email: `${name}${i}@shelfapi.dev`, plan: 'enthusiast' })),
+      keys: Array.from({ length: BENCH_ACCOUNTS }, (_, i) => ({ ref: ref(i), account: ref(i), name, scopes })),
+    }),
+  );
+  return JSON.parse(cli(['load', file, '--json'], { DATABASE_URL: databaseUrl })) as { accounts: Record<string, number>; keys: Record<string, string> };
+}
+
 /** Seeds the store once (demo catalogue + collector) and adds bench accounts with a key each. */
 function prepareData(label: string, databaseUrl: string): Keys {
   const marker = join(DATA, `${label}-${ITEMS}-${BENCH_ACCOUNTS}.keys.json`);
@@ -104,20 +121,7 @@ function prepareData(label: string, databaseUrl: string): Keys {
   const seeded = JSON.parse(cli(['seed', '--demo', '--items', String(ITEMS), '--json'], { DATABASE_URL: databaseUrl })) as {
     keys: Record<string, string>;
   };
-  const file = join(DATA, `${label}-accounts.json`);
-  writeFileSync(
-    file,
-    JSON.stringify({
-      accounts: Array.from({ length: BENCH_ACCOUNTS }, (_, i) => ({ ref: `b${i}`, email: `bench${i}@shelfapi.dev`, plan: 'enthusiast' })),
-      keys: Array.from({ length: BENCH_ACCOUNTS }, (_, i) => ({
-        ref: `b${i}`,
-        account: `b${i}`,
-        name: 'bench',
-        scopes: ['catalogue:read', 'prices:read', 'export', 'collection:read', 'marketplace:read', 'transactions:read'],
-      })),
-    }),
-  );
-  const loaded = JSON.parse(cli(['load', file, '--json'], { DATABASE_URL: databaseUrl })) as { keys: Record<string, string> };
+  const loaded = loadAccounts(label, databaseUrl, 'bench', ['catalogue:read', 'prices:read', 'export', 'collection:read', 'marketplace:read', 'transactions:read']);
   const keys: Keys = { demo: seeded.keys.demo!, collector: seeded.keys.collector!, bench: Object.values(loaded.keys) };
   writeFileSync(marker, JSON.stringify(keys));
   log(`${label}: data ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -134,15 +138,7 @@ function prepareLimitedKeys(label: string, databaseUrl: string): string[] {
   if (existsSync(marker)) return JSON.parse(readFileSync(marker, 'utf8')) as string[];
   const started = Date.now();
   log(`${label}: adding ${BENCH_ACCOUNTS.toLocaleString('en-US')} accounts whose keys have allowed addresses (once; kept for later runs)`);
-  const file = join(DATA, `${label}-limited-accounts.json`);
-  writeFileSync(
-    file,
-    JSON.stringify({
-      accounts: Array.from({ length: BENCH_ACCOUNTS }, (_, i) => ({ ref: `l${i}`, email: `limited${i}@shelfapi.dev`, plan: 'enthusiast' })),
-      keys: Array.from({ length: BENCH_ACCOUNTS }, (_, i) => ({ ref: `l${i}`, account: `l${i}`, name: 'limited', scopes: ['catalogue:read', 'prices:read'] })),
-    }),
-  );
-  const loaded = JSON.parse(cli(['load', file, '--json'], { DATABASE_URL: databaseUrl })) as { accounts: Record<string, number>; keys: Record<string, string> };
+  const loaded = loadAccounts(label, databaseUrl, 'limited', ['catalogue:read', 'prices:read']);
   const idsFile = join(DATA, `${label}-limited-account-ids.json`);
   writeFileSync(idsFile, JSON.stringify(Object.values(loaded.accounts)));
   execFileSync(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'limit-keys.ts'), idsFile, LIMITED_ADDRESSES.join(' ')], {
