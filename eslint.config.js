@@ -14,6 +14,7 @@ const LAYERS = [
   ['http'],
   ['copy-store'],
   ['auth', 'services', 'load', 'export'],
+  ['usage-stats'],
   ['metering', 'observability'],
   ['store'],
   ['demo', 'keys', 'csv'],

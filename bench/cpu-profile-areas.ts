@@ -78,7 +78,7 @@ function areaOfFrame(frame: CallFrame, throughNode: boolean): string {
     return HOT_QUERY_NAMES[frame.functionName] ?? hotQueryColumns.get(String(frame.columnNumber)) ?? `hot query at column ${frame.columnNumber}`;
   }
   if (url.includes('/src/auth/') || url.includes('/src/keys/')) return 'key checks (src/auth, src/keys)';
-  if (url.includes('/src/metering/database-usage-stats') || url.includes('/src/metering/usage-stats') || url.includes('/usage-record')) {
+  if (url.includes('/src/usage-stats/database-usage-stats') || url.includes('/src/usage-stats/usage-stats') || url.includes('/usage-record')) {
     return "owners' statistics";
   }
   if (url.includes('/src/metering/')) return 'meter (admission, group commit)';

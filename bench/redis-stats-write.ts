@@ -8,8 +8,8 @@
  *   node --import tsx bench/redis-stats-write.ts        (MICRO_REQUESTS=200000, RUNS=3)
  */
 import { Redis } from 'ioredis';
-import { RedisUsageStats } from '../src/metering/redis-usage-stats.js';
-import type { RequestRecord } from '../src/metering/usage-stats.js';
+import { RedisUsageStats } from '../src/usage-stats/redis-usage-stats.js';
+import type { RequestRecord } from '../src/usage-stats/usage-stats.js';
 
 const n = Number(process.env.MICRO_REQUESTS ?? 200_000);
 const keys = Number(process.env.BENCH_KEYS ?? 10_000);

@@ -12,7 +12,7 @@ import { deleteRedisKeys } from './bench-support.js';
 import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { createMeter } from '../src/metering/create-meter.js';
-import { createUsageStats } from '../src/metering/create-usage-stats.js';
+import { createUsageStats } from '../src/usage-stats/create-usage-stats.js';
 import { dayOf } from '../src/metering/periods.js';
 import { accountKeys } from '../src/services/keys.service.js';
 import type { AppDeps } from '../src/http/app-types.js';

@@ -40,7 +40,7 @@ const PASSES = {
   sqlite: { env: {}, files: () => testFiles(['test']).filter((file) => !file.startsWith('test/cluster/')) },
   postgres: {
     env: { TEST_STORE: 'postgres' },
-    files: () => testFiles(['test/http', 'test/metering', 'test/store', 'test/cluster', 'test/settings']).filter((file) => !file.endsWith('.browser.test.ts')),
+    files: () => testFiles(['test/http', 'test/metering', 'test/usage-stats', 'test/store', 'test/cluster', 'test/settings']).filter((file) => !file.endsWith('.browser.test.ts')),
   },
 } as const;
 type Store = keyof typeof PASSES;

@@ -10,8 +10,8 @@ import type { Config } from './config.js';
 import { buildApp, type App } from './http/app.js';
 import { createMeter } from './metering/create-meter.js';
 import type { Meter } from './metering/meter.js';
-import { createUsageStats } from './metering/create-usage-stats.js';
-import type { UsageStats } from './metering/usage-stats.js';
+import { createUsageStats } from './usage-stats/create-usage-stats.js';
+import type { UsageStats } from './usage-stats/usage-stats.js';
 import { migrateToLatest, openStore, warmPool, type Store } from './store/database.js';
 import { sql } from 'kysely';
 import { capYoungGeneration, limitHeapGrowth } from './observability/heap-growth.js';
@@ -70,7 +70,7 @@ export async function startServer(
   // readable lines instead of JSON when it is a terminal.
   const logStream = serverLogDestination({ onDrop: () => metrics.logLinesDropped.inc() });
   let app: App | null = null;
-  // The owners' statistics, with STATS_THREAD, are written from a thread of their own (metering/usage-stats-thread.ts).
+  // The owners' statistics, with STATS_THREAD, are written from a thread of their own (usage-stats/usage-stats-thread.ts).
   const stats = await createUsageStats(
     config,
     store,

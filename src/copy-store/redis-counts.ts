@@ -16,9 +16,9 @@ import { WINDOW_MS, dayOf, monthBounds } from '../metering/periods.js';
 import { connectRedis, redisReady, type RedisTarget } from '../metering/redis-client.js';
 import { accountKey, DAY_KEPT_S, QUOTA_KEPT_AFTER_RESET_S } from '../metering/redis-meter.js';
 import { globEscape } from '../metering/redis-upgrade-keys.js';
-import { RedisUsageStats } from '../metering/redis-usage-stats.js';
-import { linesOfChunk } from '../metering/request-log-chunks.js';
-import { isOutcome, type StatsBatch } from '../metering/usage-stats.js';
+import { RedisUsageStats } from '../usage-stats/redis-usage-stats.js';
+import { linesOfChunk } from '../usage-stats/request-log-chunks.js';
+import { isOutcome, type StatsBatch } from '../usage-stats/usage-stats.js';
 import type { Database } from '../store/schema.js';
 import { shownUrl } from './shown-url.js';
 

@@ -7,7 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Meter } from '../metering/meter.js';
-import type { UsageStats } from '../metering/usage-stats.js';
+import type { UsageStats } from '../usage-stats/usage-stats.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Store } from '../store/database.js';
 

@@ -67,3 +67,11 @@ export function monthBounds(ms: number): Readonly<{ start: number; reset: number
 export function ceilSeconds(ms: number): number {
   return Math.max(1, Math.ceil(ms / 1000));
 }
+
+/** The days from sinceDay to untilDay, newest first. */
+export function daysBetween(sinceDay: string, untilDay: string): string[] {
+  const out: string[] = [];
+  const start = Date.parse(`${sinceDay}T00:00:00.000Z`);
+  for (let ms = Date.parse(`${untilDay}T00:00:00.000Z`); ms >= start; ms -= 86_400_000) out.push(dayOf(ms));
+  return out;
+}

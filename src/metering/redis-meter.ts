@@ -52,8 +52,7 @@ import {
   accessKeysOf,
 } from './redis-access-versions.js';
 import type { AccessFence } from './access-change.js';
-import { WINDOW_MS, dayOf, monthBounds, periodOf } from './periods.js';
-import { daysBetween } from './usage-stats.js';
+import { WINDOW_MS, dayOf, daysBetween, monthBounds, periodOf } from './periods.js';
 import { settleBy } from '../deadline.js';
 
 /** How long an admission without a request deadline (the CLI, tests), or a readiness ping, waits for Redis. */

@@ -12,7 +12,7 @@ import { InputError } from '../errors/input-error.js';
 import { keyHint } from '../keys/api-key.js';
 import type { Meter } from '../metering/meter.js';
 import { periodOf } from '../metering/periods.js';
-import { REQUEST_LOG_MS, type UsageStats } from '../metering/usage-stats.js';
+import { REQUEST_LOG_MS, type UsageStats } from '../usage-stats/usage-stats.js';
 import type { Store } from '../store/database.js';
 import type { Database } from '../store/schema.js';
 
@@ -114,7 +114,7 @@ async function quotaNotices(store: Store, meter: Meter, planLimits: Readonly<Rec
 
 /**
  * Keys used from an address they were not used from before: read from each live key's request log (its
- * last 100 requests of 7 days; src/metering/usage-stats.ts), requests that got past the key check only (a
+ * last 100 requests of 7 days; src/usage-stats/usage-stats.ts), requests that got past the key check only (a
  * refused attempt, 401, is nobody's use). A key seen for the first time gets its addresses recorded as
  * known, without a notice: its first address is not news. Run often enough (the README's cron line: every
  * 15 minutes) that a key's last 100 requests span the time between two runs. Keys with allowed addresses

@@ -258,7 +258,7 @@ export interface ExpiryReminderDismissalsTable {
   until: string;
 }
 
-/** Requests of one key per UTC day and outcome (src/metering/usage-stats.ts). */
+/** Requests of one key per UTC day and outcome (src/usage-stats/usage-stats.ts). */
 export interface KeyOutcomesDailyTable {
   key_id: number;
   day: string;
@@ -279,7 +279,7 @@ export interface KeyRejectionsTable {
   request_id: string;
 }
 
-/** Each key's last 100 requests of every outcome, 7 days, one row per key and write (migration 0017, src/metering/request-log-chunks.ts). */
+/** Each key's last 100 requests of every outcome, 7 days, one row per key and write (migration 0017, src/usage-stats/request-log-chunks.ts). */
 export interface KeyRequestLogChunksTable {
   id: Generated<number>;
   key_id: number;
@@ -287,11 +287,11 @@ export interface KeyRequestLogChunksTable {
   oldest_ms: number | string;
   newest_ms: number | string;
   lines: number;
-  /** JSON: the lines, oldest first (src/metering/request-log-chunks.ts). */
+  /** JSON: the lines, oldest first (src/usage-stats/request-log-chunks.ts). */
   body: string;
 }
 
-/** Requests per key, UTC hour or day, and field (src/metering/usage-buckets.ts). */
+/** Requests per key, UTC hour or day, and field (src/usage-stats/usage-buckets.ts). */
 export interface KeyUsageBucketsTable {
   key_id: number;
   period: string;

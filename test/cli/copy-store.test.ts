@@ -17,14 +17,14 @@ import { TABLE_RULES, tablesWithoutRule } from '../../src/copy-store/table-rules
 import { SCOPES } from '../../src/domain/scopes.js';
 import { buildApp, type App } from '../../src/http/app.js';
 import { loadDataset } from '../../src/load/load-dataset.js';
-import { DatabaseUsageStats } from '../../src/metering/database-usage-stats.js';
+import { DatabaseUsageStats } from '../../src/usage-stats/database-usage-stats.js';
 import type { Meter } from '../../src/metering/meter.js';
 import { dayOf, periodOf } from '../../src/metering/periods.js';
 import { PostgresMeter } from '../../src/metering/postgres-meter.js';
 import { RedisMeter } from '../../src/metering/redis-meter.js';
-import { RedisUsageStats } from '../../src/metering/redis-usage-stats.js';
+import { RedisUsageStats } from '../../src/usage-stats/redis-usage-stats.js';
 import { SqliteMeter } from '../../src/metering/sqlite-meter.js';
-import type { UsageStats } from '../../src/metering/usage-stats.js';
+import type { UsageStats } from '../../src/usage-stats/usage-stats.js';
 import { OPERATOR } from '../../src/services/actor.js';
 import { createKey, revokeKey, rollKey } from '../../src/services/keys.service.js';
 import { hideExpiryReminder } from '../../src/services/expiry-reminders.js';

@@ -16,8 +16,8 @@ import { REQUEST_DEADLINE_MS } from '../../src/deadline.js';
 import { MeterUnavailableError } from '../../src/metering/meter.js';
 import { dayOf } from '../../src/metering/periods.js';
 import { admissionKeys, RedisMeter } from '../../src/metering/redis-meter.js';
-import { RedisUsageStats } from '../../src/metering/redis-usage-stats.js';
-import type { RequestRecord } from '../../src/metering/usage-stats.js';
+import { RedisUsageStats } from '../../src/usage-stats/redis-usage-stats.js';
+import type { RequestRecord } from '../../src/usage-stats/usage-stats.js';
 import { FIXTURE_NOW } from '../helpers/fixture.js';
 import { accountId, enthusiastLimits, errorBody } from '../helpers/metering-helpers.js';
 import { startRedisCluster, type PrivateRedisCluster } from '../helpers/redis-cluster.js';
@@ -295,7 +295,7 @@ describe('the meter on a three-master Redis Cluster', () => {
   });
 
   test('the shared metering suites pass whole against the cluster (TEST_STORE=postgres, TEST_REDIS_CLUSTER_URLS)', async (t) => {
-    const files = ['test/metering/meter.test.ts', 'test/metering/concurrency.test.ts', 'test/metering/faults.test.ts', 'test/metering/usage-stats.test.ts'];
+    const files = ['test/metering/meter.test.ts', 'test/metering/concurrency.test.ts', 'test/metering/faults.test.ts', 'test/usage-stats/usage-stats.test.ts'];
     const scriptsBefore = await cluster.scriptsRun();
     // The runner's own variables (NODE_TEST_CONTEXT) would make the child report to this run instead.
     const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('NODE_TEST')));

@@ -4,7 +4,7 @@
 import { describe, it, type TestContext as NodeTestContext } from 'node:test';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import assert from 'node:assert/strict';
-import { DatabaseUsageStats } from '../../src/metering/database-usage-stats.js';
+import { DatabaseUsageStats } from '../../src/usage-stats/database-usage-stats.js';
 import SqliteDatabase from 'better-sqlite3';
 import type { LightMyRequestResponse } from 'fastify';
 import { Redis } from 'ioredis';

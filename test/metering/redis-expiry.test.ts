@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { RedisMeter } from '../../src/metering/redis-meter.js';
-import { RedisUsageStats } from '../../src/metering/redis-usage-stats.js';
-import type { RequestRecord } from '../../src/metering/usage-stats.js';
+import { RedisUsageStats } from '../../src/usage-stats/redis-usage-stats.js';
+import type { RequestRecord } from '../../src/usage-stats/usage-stats.js';
 import { FIXTURE_NOW } from '../helpers/fixture.js';
 import { TEST_REDIS_URL, testRedisPrefix } from '../helpers/test-app.js';
 

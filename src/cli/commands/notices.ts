@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { createUsageStats } from '../../metering/create-usage-stats.js';
+import { createUsageStats } from '../../usage-stats/create-usage-stats.js';
 import { ackNotices, pendingNotices, refreshNotices } from '../../services/notices.service.js';
 import { positiveInt, print, printJson, withMeter, withStore } from '../context.js';
 import { table } from '../table.js';

@@ -34,7 +34,7 @@ import { MeterUnavailableError, type Admission, type BurstState, type Meter } fr
 import { STALE, type AccessCheckedMeter } from '../../metering/redis-meter.js';
 import { giveBackCounted } from '../../metering/give-back.js';
 import { ceilSeconds, dayOf, monthBounds } from '../../metering/periods.js';
-import type { UsageStats } from '../../metering/usage-stats.js';
+import type { UsageStats } from '../../usage-stats/usage-stats.js';
 import type { Metrics } from '../../observability/metrics.js';
 import type { HotQueries } from '../../store/hot-queries.js';
 import type { App } from '../app-types.js';

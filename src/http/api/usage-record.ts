@@ -1,5 +1,5 @@
 /**
- * What the owner's per-key statistics keep of an answered API request (src/metering/usage-stats.ts): built
+ * What the owner's per-key statistics keep of an answered API request (src/usage-stats/usage-stats.ts): built
  * in the onResponse hook from what the pipeline left on the request. Requests that reached no key (no key,
  * a malformed or unknown one) belong to nobody and are not kept. Every request of a key also carries its
  * call (method, URL, status, server time, address, request id, endpoint) for the request log and the usage
@@ -8,7 +8,7 @@
 import type { FastifyRequest } from 'fastify';
 import { redactKeys } from '../../keys/api-key.js';
 import { isoOf } from '../../metering/periods.js';
-import { outcomeOf, type Rejection, type RequestRecord } from '../../metering/usage-stats.js';
+import { outcomeOf, type Rejection, type RequestRecord } from '../../usage-stats/usage-stats.js';
 
 /** A path longer than this is kept cut short: enough to recognise a script's call. */
 const PATH_KEPT = 300;

@@ -1,8 +1,8 @@
 /**
  * A key's request log for key details: the last 100 requests of every outcome of the last 7 days, newest
- * first (src/metering/usage-stats.ts keeps them), narrowed to one outcome by `?outcome=`.
+ * first (src/usage-stats/usage-stats.ts keeps them), narrowed to one outcome by `?outcome=`.
  */
-import { OUTCOMES, REQUEST_LOG_MS, type LogOutcome, type RequestLogEntry } from '../../metering/usage-stats.js';
+import { OUTCOMES, REQUEST_LOG_MS, type LogOutcome, type RequestLogEntry } from '../../usage-stats/usage-stats.js';
 import type { AppDeps } from '../app-types.js';
 import { PageError } from './page-errors.js';
 

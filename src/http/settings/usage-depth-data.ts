@@ -2,14 +2,14 @@
  * Usage in depth, for key details (one key) and the overview (every key of the account): a range of the
  * last 24 hours (per hour) or 7, 30 or 90 days (per day), chosen by `?range=`; requests by outcome per
  * period, by endpoint (the 12 routes, and `other` for paths the API does not have) and server time
- * p50 / p95 / p99 for the range, from the statistics' usage buckets (src/metering/usage-buckets.ts).
+ * p50 / p95 / p99 for the range, from the statistics' usage buckets (src/usage-stats/usage-buckets.ts).
  * Counted requests per day come from the meter, which loses none (as the 30-day chart's do); per hour the
  * meter keeps no counts, so those come from the statistics like the other outcomes, and may lose the last
  * second of a server that crashed.
  */
 import { dayOf } from '../../metering/periods.js';
-import { endpointField, histogramOf, hourOf, outcomeField, percentileOf } from '../../metering/usage-buckets.js';
-import { OUTCOMES, type Outcome } from '../../metering/usage-stats.js';
+import { endpointField, histogramOf, hourOf, outcomeField, percentileOf } from '../../usage-stats/usage-buckets.js';
+import { OUTCOMES, type Outcome } from '../../usage-stats/usage-stats.js';
 import type { AppDeps } from '../app-types.js';
 import { lastDays } from './overview-data.js';
 import { PageError } from './page-errors.js';

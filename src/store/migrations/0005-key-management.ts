@@ -4,7 +4,7 @@
  *   job has to run); replaced_by: the key that replaced it.
  * - security_events: the owner's security log (90 days).
  * - key_outcomes_daily, key_rejections, key_last_use: per-key statistics for owners, written in batches
- *   at most a second after the requests (src/metering/usage-stats.ts).
+ *   at most a second after the requests (src/usage-stats/usage-stats.ts).
  */
 import type { Kysely } from 'kysely';
 import type { Dialect } from '../dialect.js';

@@ -1,5 +1,5 @@
 /**
- * The owner's request log and usage in depth (docs/contract.md, "Statistics"; src/metering/usage-stats.ts,
+ * The owner's request log and usage in depth (docs/contract.md, "Statistics"; src/usage-stats/usage-stats.ts,
  * usage-buckets.ts), written in batches like the other per-key statistics:
  * - key_request_log: each key's last 100 requests of every outcome, 7 days (trimmed at every flush);
  * - key_usage_buckets: per key and UTC hour (`2026-11-24T08`, kept 2 days) or day (`2026-11-24`),

@@ -1,5 +1,5 @@
 /**
- * The request log as one row per key and write (src/metering/request-log-chunks.ts), in place of 0012's row
+ * The request log as one row per key and write (src/usage-stats/request-log-chunks.ts), in place of 0012's row
  * per request: key_request_log_chunks holds a write's lines of a key as one JSON text, oldest first, with the
  * times (epoch ms) of its oldest and newest line. The index (key_id, oldest_ms, newest_ms, lines) answers
  * both the page's read and the sweeps' test ("does the key hold 100 lines newer than this chunk?") without

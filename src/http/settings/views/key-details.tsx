@@ -3,7 +3,7 @@
  * the last use and its address, and the last 20 rejected requests (so an owner can debug a script alone).
  */
 import type { ComponentChildren } from 'preact';
-import { OUTCOMES, type LastUse, type Outcome, type Rejection } from '../../../metering/usage-stats.js';
+import { OUTCOMES, type LastUse, type Outcome, type Rejection } from '../../../usage-stats/usage-stats.js';
 import { paths } from '../paths.js';
 import { AddressList, AllowedAddressesForm, type AddressesFormState } from './allowed-addresses.js';
 import { BarChart } from './bar-chart.js';

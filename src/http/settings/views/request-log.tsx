@@ -2,7 +2,7 @@
  * Key details' request log: the key's last 100 requests of every outcome (7 days), newest first, with
  * what an owner needs to debug a script alone, narrowed to one outcome by a GET form (works without script).
  */
-import type { LogOutcome } from '../../../metering/usage-stats.js';
+import type { LogOutcome } from '../../../usage-stats/usage-stats.js';
 import { LOG_OUTCOMES, type RequestLogView } from '../request-log-data.js';
 import { TableScroll, Time } from './components.js';
 import { formatCount } from './format.js';

@@ -3,8 +3,8 @@
  * per hour or day by outcome as a chart that says what it counts, requests by endpoint, server time
  * p50 / p95 / p99, and the CSV download of those numbers.
  */
-import { SERVER_TIME_BOUNDS_MS } from '../../../metering/usage-buckets.js';
-import { OUTCOMES } from '../../../metering/usage-stats.js';
+import { SERVER_TIME_BOUNDS_MS } from '../../../usage-stats/usage-buckets.js';
+import { OUTCOMES } from '../../../usage-stats/usage-stats.js';
 import { RANGE_NAMES, RANGES, type Percentiles, type RangeName, type UsageDepth } from '../usage-depth-data.js';
 import { BarChart } from './bar-chart.js';
 import { TableScroll } from './components.js';

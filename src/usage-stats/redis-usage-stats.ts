@@ -27,13 +27,13 @@
  * kept for the next flush; the others are written once.
  */
 import { Cluster } from 'ioredis';
-import { connectRedis, redisReady, type RedisTarget, type ScriptedRedis } from './redis-client.js';
+import { connectRedis, redisReady, type RedisTarget, type ScriptedRedis } from '../metering/redis-client.js';
 import { lineOfStored, storedLineOf } from './request-log-lines.js';
 import { HOURS_KEPT_MS, outcomeField } from './usage-buckets.js';
+import { daysBetween } from '../metering/periods.js';
 import {
   addField,
   BufferedUsageStats,
-  daysBetween,
   outcomesByDay,
   REJECTIONS_KEPT,
   REQUEST_LOG_KEPT,

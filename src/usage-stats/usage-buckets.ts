@@ -8,7 +8,7 @@
  * means at least 95% of the requests took at most 10 ms. Hours are kept 2 days (the 24-hour range), days
  * as long as the outcomes are.
  */
-import { dayOf } from './periods.js';
+import { dayOf } from '../metering/periods.js';
 
 /** Upper bounds of the server-time buckets, in ms; the last bucket holds everything slower. */
 export const SERVER_TIME_BOUNDS_MS = [0.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 50, 75, 100, 150, 200, 300, 500, 750, 1000, 2000, 5000] as const;

@@ -6,9 +6,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { dayOf } from '../../src/metering/periods.js';
-import { DatabaseUsageStats } from '../../src/metering/database-usage-stats.js';
-import { RedisUsageStats } from '../../src/metering/redis-usage-stats.js';
-import { FLUSH_RECORDS, REJECTIONS_KEPT, type RequestRecord, type StatsBatch, type UsageStats } from '../../src/metering/usage-stats.js';
+import { DatabaseUsageStats } from '../../src/usage-stats/database-usage-stats.js';
+import { RedisUsageStats } from '../../src/usage-stats/redis-usage-stats.js';
+import { FLUSH_RECORDS, REJECTIONS_KEPT, type RequestRecord, type StatsBatch, type UsageStats } from '../../src/usage-stats/usage-stats.js';
 import { keyIdOf, me, nextWindow } from '../helpers/pipeline-helpers.js';
 import { createTestContext, TEST_REDIS_URL, testRedisPrefix, TEST_STORE, V1, type TestContext } from '../helpers/test-app.js';
 

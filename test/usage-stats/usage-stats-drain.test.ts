@@ -4,10 +4,10 @@
 import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
-import { DatabaseUsageStats } from '../../src/metering/database-usage-stats.js';
+import { DatabaseUsageStats } from '../../src/usage-stats/database-usage-stats.js';
 import { dayOf } from '../../src/metering/periods.js';
-import { RedisUsageStats } from '../../src/metering/redis-usage-stats.js';
-import type { UsageStats } from '../../src/metering/usage-stats.js';
+import { RedisUsageStats } from '../../src/usage-stats/redis-usage-stats.js';
+import type { UsageStats } from '../../src/usage-stats/usage-stats.js';
 import type { Store } from '../../src/store/database.js';
 import { loadDataset, type LoadResult } from '../../src/load/load-dataset.js';
 import { keyByHashQuery } from '../../src/store/repositories/api-key.repository.js';

@@ -2,7 +2,7 @@
 import type { Config } from '../config.js';
 import type { Store } from '../store/database.js';
 import { DatabaseUsageStats } from './database-usage-stats.js';
-import { redisTargetOf } from './redis-client.js';
+import { redisTargetOf } from '../metering/redis-client.js';
 import { RedisUsageStats } from './redis-usage-stats.js';
 import type { UsageStats } from './usage-stats.js';
 import { ThreadedUsageStats } from './usage-stats-thread.js';

@@ -18,7 +18,7 @@ import { sql, type Compilable, type CompiledQuery, type Kysely } from 'kysely';
 import type { Store } from '../store/database.js';
 import type { Database } from '../store/schema.js';
 import { chunkOf, ChunkSweeps, FULL_SWEEP_SLICE, fullSweepSliceEnd, newestLines, readChunks, sweepChunks, type ChunkRow, type SweepPlan } from './request-log-chunks.js';
-import { withBusyTimeout } from './sqlite-busy-timeout.js';
+import { withBusyTimeout } from '../metering/sqlite-busy-timeout.js';
 import { HOURS_KEPT_MS, hourOf } from './usage-buckets.js';
 import {
   addField,

@@ -1,4 +1,4 @@
-// The owners' statistics written from a thread of their own (src/metering/usage-stats-thread.ts), as `serve`
+// The owners' statistics written from a thread of their own (src/usage-stats/usage-stats-thread.ts), as `serve`
 // writes them into Redis or PostgreSQL (and into the database TEST_STORE picks, through the thread's own connection): what is handed over is written by a flush and by close; a thread that
 // dies is started again and what comes after is written; a flush asked of no thread fails rather than hangs.
 import { after, describe, it } from 'node:test';
@@ -6,11 +6,11 @@ import assert from 'node:assert/strict';
 import type { Worker } from 'node:worker_threads';
 import { once } from 'node:events';
 import { dayOf } from '../../src/metering/periods.js';
-import { RedisUsageStats } from '../../src/metering/redis-usage-stats.js';
-import { ThreadedUsageStats } from '../../src/metering/usage-stats-thread.js';
-import type { RequestRecord } from '../../src/metering/usage-stats.js';
+import { RedisUsageStats } from '../../src/usage-stats/redis-usage-stats.js';
+import { ThreadedUsageStats } from '../../src/usage-stats/usage-stats-thread.js';
+import type { RequestRecord } from '../../src/usage-stats/usage-stats.js';
 import { parseStatsThread } from '../../src/config.js';
-import { DatabaseUsageStats } from '../../src/metering/database-usage-stats.js';
+import { DatabaseUsageStats } from '../../src/usage-stats/database-usage-stats.js';
 import { createTestContext, TEST_REDIS_URL, testRedisPrefix } from '../helpers/test-app.js';
 
 const opened: Array<{ close(): Promise<void> }> = [];

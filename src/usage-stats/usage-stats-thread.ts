@@ -12,7 +12,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { DatabaseConfig } from '../config.js';
-import type { RedisTarget } from './redis-client.js';
+import type { RedisTarget } from '../metering/redis-client.js';
 import type { DayOutcomes, LastUse, Rejection, RequestLogEntry, RequestRecord, StatsPace, UsageStats } from './usage-stats.js';
 
 /** What the thread needs to open its own writer. */

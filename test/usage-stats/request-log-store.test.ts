@@ -5,11 +5,11 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { sql, type Kysely } from 'kysely';
-import { DatabaseUsageStats, PURGE_ROWS_PER_WRITE } from '../../src/metering/database-usage-stats.js';
-import { chunkOf } from '../../src/metering/request-log-chunks.js';
+import { DatabaseUsageStats, PURGE_ROWS_PER_WRITE } from '../../src/usage-stats/database-usage-stats.js';
+import { chunkOf } from '../../src/usage-stats/request-log-chunks.js';
 import { migrateTo, migrateToLatest } from '../../src/store/database.js';
-import { RedisUsageStats } from '../../src/metering/redis-usage-stats.js';
-import { histogramOf, hourOf, HOURS_KEPT_MS, percentileOf, serverTimeBucket, SERVER_TIME_BOUNDS_MS } from '../../src/metering/usage-buckets.js';
+import { RedisUsageStats } from '../../src/usage-stats/redis-usage-stats.js';
+import { histogramOf, hourOf, HOURS_KEPT_MS, percentileOf, serverTimeBucket, SERVER_TIME_BOUNDS_MS } from '../../src/usage-stats/usage-buckets.js';
 import {
   COUNT_ROWS_PER_WRITE,
   FLUSH_RECORDS,
@@ -21,7 +21,7 @@ import {
   type RequestLogEntry,
   type RequestRecord,
   type StatsBatch,
-} from '../../src/metering/usage-stats.js';
+} from '../../src/usage-stats/usage-stats.js';
 import { openTestStore, TEST_REDIS_URL, TEST_STORE, testRedisPrefix } from '../helpers/test-app.js';
 
 const T0 = Date.parse('2026-11-20T12:00:00.000Z');

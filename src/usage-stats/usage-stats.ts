@@ -14,7 +14,7 @@
 import type { Selectable } from 'kysely';
 import type { KeyRejectionsTable } from '../store/schema.js';
 import { redactSecrets } from '../keys/api-key.js';
-import { dayOf, isoOf } from './periods.js';
+import { dayOf, daysBetween, isoOf } from '../metering/periods.js';
 import { BucketCounts, UsageBucketCounter } from './usage-buckets.js';
 
 export const OUTCOMES = [
@@ -182,14 +182,6 @@ export function outcomesByDay(sinceDay: string, untilDay: string, stored: Iterab
     if (counts && isOutcome(row.outcome)) counts[row.outcome] += row.requests;
   }
   return [...days].map(([day, counts]) => ({ day, counts }));
-}
-
-/** The days from sinceDay to untilDay, newest first. */
-export function daysBetween(sinceDay: string, untilDay: string): string[] {
-  const out: string[] = [];
-  const start = Date.parse(`${sinceDay}T00:00:00.000Z`);
-  for (let ms = Date.parse(`${untilDay}T00:00:00.000Z`); ms >= start; ms -= 86_400_000) out.push(dayOf(ms));
-  return out;
 }
 
 /**
