@@ -20,9 +20,9 @@ import type { Database } from '../store/schema.js';
 import { chunkOf, ChunkSweeps, FULL_SWEEP_SLICE, fullSweepSliceEnd, newestLines, readChunks, sweepChunks, type ChunkRow, type SweepPlan } from './request-log-chunks.js';
 import { withBusyTimeout } from '../metering/sqlite-busy-timeout.js';
 import { HOURS_KEPT_MS, hourOf } from './usage-buckets.js';
+import { BufferedUsageStats } from './buffered-usage-stats.js';
 import {
   addField,
-  BufferedUsageStats,
   outcomesByDay,
   REJECTIONS_KEPT,
   REQUEST_LOG_KEPT,

@@ -30,15 +30,14 @@ import { Cluster } from 'ioredis';
 import { connectRedis, redisReady, type RedisTarget, type ScriptedRedis } from '../metering/redis-client.js';
 import { lineOfStored, storedLineOf } from './request-log-lines.js';
 import { HOURS_KEPT_MS, outcomeField } from './usage-buckets.js';
+import { BufferedUsageStats, StatsWriteError } from './buffered-usage-stats.js';
 import { daysBetween } from '../metering/periods.js';
 import {
   addField,
-  BufferedUsageStats,
   outcomesByDay,
   REJECTIONS_KEPT,
   REQUEST_LOG_KEPT,
   REQUEST_LOG_MS,
-  StatsWriteError,
   type DayOutcomes,
   type LastUse,
   type Rejection,

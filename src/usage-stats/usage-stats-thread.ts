@@ -13,7 +13,8 @@
 import { Worker } from 'node:worker_threads';
 import type { DatabaseConfig } from '../config.js';
 import type { RedisTarget } from '../metering/redis-client.js';
-import type { DayOutcomes, LastUse, Rejection, RequestLogEntry, RequestRecord, StatsPace, UsageStats } from './usage-stats.js';
+import type { DayOutcomes, LastUse, Rejection, RequestLogEntry, RequestRecord, UsageStats } from './usage-stats.js';
+import type { StatsPace } from './stats-pace.js';
 
 /** What the thread needs to open its own writer. */
 export interface StatsWriterTarget {

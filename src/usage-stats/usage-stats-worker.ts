@@ -5,7 +5,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Store } from '../store/database.js';
 import { THREAD_PACE, type FromStatsThread, type StatsWriterTarget, type ToStatsThread } from './usage-stats-thread.js';
-import type { BufferedUsageStats } from './usage-stats.js';
+import type { BufferedUsageStats } from './buffered-usage-stats.js';
 
 const port = parentPort;
 if (port === null) throw new Error('usage-stats-worker: not started as a worker thread');

@@ -10,18 +10,9 @@ import { chunkOf } from '../../src/usage-stats/request-log-chunks.js';
 import { migrateTo, migrateToLatest } from '../../src/store/database.js';
 import { RedisUsageStats } from '../../src/usage-stats/redis-usage-stats.js';
 import { histogramOf, hourOf, HOURS_KEPT_MS, percentileOf, serverTimeBucket, SERVER_TIME_BOUNDS_MS } from '../../src/usage-stats/usage-buckets.js';
-import {
-  COUNT_ROWS_PER_WRITE,
-  FLUSH_RECORDS,
-  LOG_LINES_PER_WRITE,
-  LOG_WRITE_MS,
-  mergeLog,
-  REQUEST_LOG_KEPT,
-  REQUEST_LOG_MS,
-  type RequestLogEntry,
-  type RequestRecord,
-  type StatsBatch,
-} from '../../src/usage-stats/usage-stats.js';
+import { mergeLog } from '../../src/usage-stats/stats-batch.js';
+import { COUNT_ROWS_PER_WRITE, FLUSH_RECORDS, LOG_LINES_PER_WRITE, LOG_WRITE_MS } from '../../src/usage-stats/stats-pace.js';
+import { REQUEST_LOG_KEPT, REQUEST_LOG_MS, type RequestLogEntry, type RequestRecord, type StatsBatch } from '../../src/usage-stats/usage-stats.js';
 import { openTestStore, TEST_REDIS_URL, TEST_STORE, testRedisPrefix } from '../helpers/test-app.js';
 
 const T0 = Date.parse('2026-11-20T12:00:00.000Z');

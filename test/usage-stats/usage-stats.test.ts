@@ -8,7 +8,8 @@ import { Redis } from 'ioredis';
 import { dayOf } from '../../src/metering/periods.js';
 import { DatabaseUsageStats } from '../../src/usage-stats/database-usage-stats.js';
 import { RedisUsageStats } from '../../src/usage-stats/redis-usage-stats.js';
-import { FLUSH_RECORDS, REJECTIONS_KEPT, type RequestRecord, type StatsBatch, type UsageStats } from '../../src/usage-stats/usage-stats.js';
+import { FLUSH_RECORDS } from '../../src/usage-stats/stats-pace.js';
+import { REJECTIONS_KEPT, type RequestRecord, type StatsBatch, type UsageStats } from '../../src/usage-stats/usage-stats.js';
 import { keyIdOf, me, nextWindow } from '../helpers/pipeline-helpers.js';
 import { createTestContext, TEST_REDIS_URL, testRedisPrefix, TEST_STORE, V1, type TestContext } from '../helpers/test-app.js';
 
