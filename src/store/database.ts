@@ -27,6 +27,7 @@ import { versionNotifyMigration } from './migrations/0014-version-notify.js';
 import { accountUsageDaysMigration } from './migrations/0015-account-usage-days.js';
 import { accountDaysTriggerCostMigration } from './migrations/0016-account-days-trigger-cost.js';
 import { requestLogChunksMigration } from './migrations/0017-request-log-chunks.js';
+import { truncateAccessMigration } from './migrations/0018-truncate-access.js';
 import type { Database } from './schema.js';
 
 /** How long a writer waits for another process's lock before the store counts as unavailable (503). */
@@ -191,6 +192,7 @@ function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '0015-account-usage-days': accountUsageDaysMigration(dialect),
     '0016-account-days-trigger-cost': accountDaysTriggerCostMigration(dialect),
     '0017-request-log-chunks': requestLogChunksMigration(dialect),
+    '0018-truncate-access': truncateAccessMigration(dialect),
   };
 }
 

@@ -30,7 +30,10 @@ export interface VersionListenerOptions {
   databaseUrl: string;
   /** Writes an account's version (never lower; 'deleted' for an account that is gone) to the meter's Redis. */
   writeAccessVersion(accountId: number, version: number | 'deleted'): Promise<void>;
-  /** Called each time the connection listens (again): whatever was held before may have missed a change. */
+  /**
+   * Called each time the connection listens (again): whatever was held before may have missed a change. And
+   * on a TRUNCATE of api_keys or accounts (migration 0018's `x <schema>`), which no account's version names.
+   */
   onListening(): void;
   /** For the server's log: the connection was lost, or listens again. */
   onEvent?(event: 'lost' | 'listening', error?: unknown): void;
@@ -188,6 +191,11 @@ export class VersionListener {
     if (message.channel !== VERSIONS_CHANNEL || message.payload === undefined) return;
     const [kind, schema, first, second] = message.payload.split(' ');
     if (schema !== this.#schema) return;
+    if (kind === 'x') {
+      // A TRUNCATE of api_keys or accounts (migration 0018): the accounts that went cannot be named.
+      this.options.onListening();
+      return;
+    }
     if (kind === 'd') {
       // Notifications come in commit order: the last one is the data version as committed.
       this.#dataVersion = first === 'none' || first === undefined ? null : Number(first);
