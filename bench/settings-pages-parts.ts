@@ -14,7 +14,7 @@ import { loadConfig } from '../src/config.js';
 import { createMeter } from '../src/metering/create-meter.js';
 import { createUsageStats } from '../src/usage-stats/create-usage-stats.js';
 import { dayOf } from '../src/metering/periods.js';
-import { accountKeys } from '../src/services/keys.service.js';
+import { accountKeys } from '../src/services/key-lookup.js';
 import type { AppDeps } from '../src/http/app-types.js';
 import { accountAndKeys, accountKeyIds, lastDays, overviewData } from '../src/http/settings/overview-data.js';
 import { usageDepth } from '../src/http/settings/usage-depth-data.js';

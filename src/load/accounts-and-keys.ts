@@ -1,11 +1,11 @@
 /**
  * The accounts and keys of a load, written by the services the command line and the settings screen use
- * (accounts.service.ts, keys.service.ts), on the load's transaction: their rules hold for a file too.
+ * (accounts.service.ts, new-key.ts), on the load's transaction: their rules hold for a file too.
  */
 import { canonicalTimestamp } from '../domain/timestamps.js';
 import type { Scope } from '../domain/scopes.js';
 import { addAccount } from '../services/accounts.service.js';
-import { loadKey } from '../services/keys.service.js';
+import { loadKey } from '../services/new-key.js';
 import { DatasetError, rowRule } from './dataset-error.js';
 import { loadSection, type LoadContext } from './load-context.js';
 

@@ -8,7 +8,7 @@
  */
 import type { Store } from '../store/database.js';
 import { hiddenReminderKeyIds, hideReminder } from '../store/repositories/expiry-reminder.repository.js';
-import { ownedKey } from './keys.service.js';
+import { ownedKey } from './key-lookup.js';
 
 const DAY_MS = 86_400_000;
 

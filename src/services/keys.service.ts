@@ -1,202 +1,31 @@
 /**
  * Actions on API keys, for the settings screen (the owner) and the command line (an operator) alike: one
- * place for each rule (name, scopes, expiry, limits, what a roll and a revoke do), and every change written
- * to the account's security log in the same transaction. A key is shown once, when made; only its hash is
- * stored.
+ * place for each rule of a change (the live-key limit, free names, what a roll and a revoke do), and every
+ * change written to the account's security log in the same transaction. The rules for the fields asked are
+ * in key-fields.ts and key-expiry.ts; a key is generated in new-key.ts, and read in key-lookup.ts.
  *
  * Owner calls pass `accountId`: a key of another account is then a NotFoundError, exactly as a missing one.
  */
 import { sql, type Kysely } from 'kysely';
-import { AddressMatcher, MAX_ALLOWED_ADDRESSES, parseAddressList } from '../domain/address-list.js';
-import { isScope, SCOPES, type Scope } from '../domain/scopes.js';
-import { generateKey, hashKey, keyHint, lastFour } from '../keys/api-key.js';
-import { isListedKey, isLiveKey, keyStatus } from '../keys/key-status.js';
-import type { Meter, KeyDailyUsage } from '../metering/meter.js';
-import { dayOf } from '../metering/periods.js';
+import { keyHint } from '../keys/api-key.js';
+import { isLiveKey, keyStatus } from '../keys/key-status.js';
 import type { Store } from '../store/database.js';
-import { getKey, insertKey, listKeys, revokeKey as markRevoked, updateKey, type KeyRecord } from '../store/repositories/api-key.repository.js';
-import { canonicalTimestamp } from '../domain/timestamps.js';
+import { listKeys, revokeKey as markRevoked, updateKey, type KeyRecord } from '../store/repositories/api-key.repository.js';
 import type { Database } from '../store/schema.js';
 import { withWriteTransaction } from '../store/write-transaction.js';
 import { accountById } from './accounts.service.js';
 import { withAccessChange } from '../metering/access-change.js';
 import type { Actor } from './actor.js';
 import { InputError, NotFoundError, throwInputErrors } from '../errors/input-error.js';
+import { DEFAULT_KEY_NAME, parseAllowedAddresses, requireScopes, validateKeyName } from './key-fields.js';
+import { expiresAtFor, isStopOld, sameLifetime, STOP_OLD_CHOICES, STOP_OLD_MS, type ExpiryAsk } from './key-expiry.js';
+import { findKey } from './key-lookup.js';
+import { makeKey, type CreatedKey, type KeepNewKey } from './new-key.js';
 import { recordSecurityEvent, type NewSecurityEvent } from './security-log.js';
 import { utcMinute } from './time-text.js';
 
-export const KEY_NAME_MAX = 64;
 /** Keys that work and are not being rolled away; a rolled key on its way out does not count. */
 export const MAX_LIVE_KEYS = 20;
-/** The name the command line gives a key when none is asked for (then "default 2", "default 3", ...). */
-export const DEFAULT_KEY_NAME = 'default';
-
-const CONTROL = /[\p{Cc}\p{Cs}]/u;
-
-/**
- * A key's name as stored: trimmed, 1 to 64 characters, no control characters (names are shown in terminal
- * tables and on the settings screen). The one rule for every way a key is named (CLI, `load`, settings).
- */
-export function validateKeyName(name: string): string {
-  const trimmed = name.trim();
-  if (trimmed === '') throw new InputError('Give the key a name.', 'name');
-  const length = [...trimmed].length;
-  if (length > KEY_NAME_MAX) throw new InputError(`A key name has at most ${KEY_NAME_MAX} characters (got ${length}).`, 'name');
-  if (CONTROL.test(trimmed)) throw new InputError('A key name must not contain control characters.', 'name');
-  return trimmed;
-}
-
-/** Scopes from a comma-separated list (the command line) or a list of values (the screen's checkboxes). */
-export function parseScopes(input: string | readonly string[]): Scope[] {
-  const list = typeof input === 'string' ? input.split(',') : input;
-  const scopes = list.map((s) => s.trim()).filter((s) => s !== '');
-  const unknown = scopes.filter((s) => !isScope(s));
-  if (unknown.length > 0) throw new InputError(`unknown scope ${unknown.join(', ')} (scopes: ${SCOPES.join(', ')})`, 'scopes');
-  // In the contract's order, whatever order they were given in.
-  return SCOPES.filter((s) => scopes.includes(s));
-}
-
-/** At least one scope: a key with none could only call /me. */
-function requireScopes(scopes: readonly string[]): Scope[] {
-  const parsed = parseScopes(scopes);
-  if (parsed.length === 0) throw new InputError('Choose at least one scope.', 'scopes');
-  return parsed;
-}
-
-/**
- * A key's allowed addresses from the form's text or the command line's list: IPv4 or IPv6 addresses and
- * CIDR ranges, separated by commas, spaces or lines, in canonical form (a range by its network address,
- * ::ffff:127.0.0.1 as 127.0.0.1), each once, at most MAX_ALLOWED_ADDRESSES. Empty: any address.
- */
-export function parseAllowedAddresses(input: string | readonly string[]): string[] {
-  const { ranges, invalid } = parseAddressList(input);
-  if (invalid.length > 0) {
-    const shown = invalid.slice(0, 5).map((e) => JSON.stringify(e.length > 60 ? `${e.slice(0, 60)}…` : e));
-    throw new InputError(
-      `${shown.join(', ')}${invalid.length > 5 ? ` and ${invalid.length - 5} more` : ''} ${invalid.length === 1 ? 'is not an IP address or a CIDR range' : 'are not IP addresses or CIDR ranges'} (such as 203.0.113.7, 2001:db8::1 or 10.0.0.0/8).`,
-      'addresses',
-    );
-  }
-  if (ranges.length > MAX_ALLOWED_ADDRESSES) {
-    throw new InputError(`A key allows at most ${MAX_ALLOWED_ADDRESSES} addresses or ranges (got ${ranges.length}); use CIDR ranges to cover more.`, 'addresses');
-  }
-  return ranges.map((r) => r.text);
-}
-
-/**
- * Whether a list (as parseAllowedAddresses gives it) leaves `address` out: the owner, at that address now,
- * would be refused there. The screen asks before saving such a list.
- */
-export function locksOut(addresses: readonly string[], address: string): boolean {
-  return addresses.length > 0 && !new AddressMatcher(parseAddressList(addresses).ranges).matches(address);
-}
-
-/** What the screen says before saving a list that leaves the owner's own address out. */
-export function lockOutWarning(address: string): string {
-  return `Your current address, ${address}, is not in this list: requests with this key from here (this network) will be refused with 401. Save anyway if the key is used only from the addresses listed, or add ${address}.`;
-}
-
-const describeAddresses = (list: readonly string[]) => (list.length === 0 ? 'any address' : list.join(', '));
-
-/** The lifetimes the create form offers, and "never". Anything else is a date or a date-time (expiresAtFor). */
-export const EXPIRY_CHOICES = ['7d', '30d', '90d', '1y', 'never'] as const;
-export type ExpiryChoice = (typeof EXPIRY_CHOICES)[number];
-/** A new key's lifetime when none is asked for, on the screen and the command line alike. */
-export const DEFAULT_EXPIRY: ExpiryChoice = '90d';
-const EXPIRY_DAYS: Record<Exclude<ExpiryChoice, 'never'>, number> = { '7d': 7, '30d': 30, '90d': 90, '1y': 365 };
-/** Said wherever a key that never expires is offered or made (the create form, `keys create`). */
-export const NEVER_EXPIRES_WARNING = '"Never" is convenient but risky: a key that leaks keeps working until someone revokes it.';
-
-export function isExpiryChoice(value: string): value is ExpiryChoice {
-  return (EXPIRY_CHOICES as readonly string[]).includes(value);
-}
-
-/**
- * What an expiry may be asked as: a string as `--expires-at` takes it (undefined: DEFAULT_EXPIRY), or
- * `{ date }`, the settings screen's date field, which holds a plain date only.
- */
-export type ExpiryAsk = string | undefined | { date: string };
-
-const PLAIN_DATE = /^([0-9]{4})-([0-9]{2})-([0-9]{2})$/;
-const DAY_MS = 86_400_000;
-
-/** The last millisecond of a calendar date `YYYY-MM-DD`, in UTC; null for a date that does not exist (2027-02-30). */
-function endOfDayUtc(date: string): string | null {
-  const match = PLAIN_DATE.exec(date);
-  if (match === null) return null;
-  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
-  const start = new Date(Date.UTC(year, month - 1, day));
-  if (start.getUTCFullYear() !== year || start.getUTCMonth() !== month - 1 || start.getUTCDate() !== day) return null;
-  return new Date(start.getTime() + DAY_MS - 1).toISOString();
-}
-
-/**
- * The dates an expiry may fall on, as `YYYY-MM-DD` (UTC): from today to the same date a year on (29 February
- * goes to 28 February). A date means the end of that day, so the latest expiry is the end of `last`; "1y"
- * (365 days from now) always falls within it.
- */
-export function expiryDateRange(now: number): { first: string; last: string } {
-  const today = new Date(now);
-  const year = today.getUTCFullYear() + 1;
-  const month = today.getUTCMonth();
-  // Date.UTC rolls 29 February of a year without one over to 1 March: step back to the month's last day.
-  const sameDay = new Date(Date.UTC(year, month, today.getUTCDate()));
-  const last = sameDay.getUTCMonth() === month ? sameDay : new Date(Date.UTC(year, month + 1, 0));
-  return { first: today.toISOString().slice(0, 10), last: last.toISOString().slice(0, 10) };
-}
-
-/** An expiry `at` must lie in the future and at most a year away (the end of expiryDateRange's last day). */
-function requireExpiryWindow(at: string, now: number): string {
-  if (Date.parse(at) <= now) throw new InputError('The expiry must be in the future.', 'expiry');
-  const { last } = expiryDateRange(now);
-  if (Date.parse(at) > Date.parse(endOfDayUtc(last) ?? '')) {
-    throw new InputError(`The expiry must be at most a year away: ${last} at the latest (or a key that never expires).`, 'expiry');
-  }
-  return at;
-}
-
-/**
- * The one expiry rule of a new key, for the create and roll forms and `keys create`: nothing (undefined or
- * '') is DEFAULT_EXPIRY (90 days); 7d, 30d, 90d, 1y count from `now`; "never" is null; a plain date
- * (2027-01-31) is the end of that day, UTC (23:59:59.999Z); an ISO 8601 date-time is taken as given. A date
- * or date-time must be in the future and at most a year away (expiryDateRange). `{ date }` (the screen's
- * date field) must be a plain date.
- */
-export function expiresAtFor(input: ExpiryAsk, now: number): string | null {
-  if (typeof input === 'object') {
-    const date = input.date.trim();
-    if (date === '') throw new InputError('Choose the date the key expires on.', 'expiry');
-    const at = endOfDayUtc(date);
-    if (at === null) {
-      const shown = JSON.stringify(date.length > 40 ? `${date.slice(0, 40)}…` : date);
-      throw new InputError(`Give the date as year-month-day, such as 2027-01-31 (a date that exists); got ${shown}.`, 'expiry');
-    }
-    return requireExpiryWindow(at, now);
-  }
-  const asked = input === undefined || input.trim() === '' ? DEFAULT_EXPIRY : input.trim();
-  if (asked === 'never') return null;
-  const days = Object.hasOwn(EXPIRY_DAYS, asked) ? EXPIRY_DAYS[asked as keyof typeof EXPIRY_DAYS] : undefined;
-  const at = days !== undefined
-    ? new Date(now + days * DAY_MS).toISOString()
-    : PLAIN_DATE.test(asked)
-      ? endOfDayUtc(asked)
-      : canonicalTimestamp(asked);
-  if (at === null) {
-    throw new InputError(
-      `Expiry must be one of ${EXPIRY_CHOICES.join(', ')}, a date (2027-01-31: the end of that day, UTC) or an ISO 8601 date-time such as 2027-01-01T00:00:00Z, at most a year away; got ${JSON.stringify(asked)}.`,
-      'expiry',
-    );
-  }
-  return requireExpiryWindow(at, now);
-}
-
-export const STOP_OLD_CHOICES = ['now', '1h', '24h', '7d'] as const;
-export type StopOld = (typeof STOP_OLD_CHOICES)[number];
-const STOP_OLD_MS: Record<StopOld, number> = { now: 0, '1h': 3_600_000, '24h': 86_400_000, '7d': 7 * 86_400_000 };
-
-export function isStopOld(value: string): value is StopOld {
-  return (STOP_OLD_CHOICES as readonly string[]).includes(value);
-}
 
 /** Advisory locks are one namespace per database: key management keeps to its own class (the meter has another). */
 const KEYS_LOCK_CLASS = 0x6b65;
@@ -213,17 +42,6 @@ async function accountTransaction<T>(store: Store, accountId: number, work: (db:
     await sql`select pg_advisory_xact_lock(${KEYS_LOCK_CLASS}::int, ${accountId % 2_147_483_647}::int)`.execute(trx);
     return work(trx);
   });
-}
-
-/** The key as `accountId` may see it: another account's key reads as missing. No accountId: any key (operator). */
-async function findKey(db: Kysely<Database>, keyId: number, accountId: number | undefined): Promise<KeyRecord> {
-  const key = await getKey(db, keyId);
-  if (!key || (accountId !== undefined && key.accountId !== accountId)) throw new NotFoundError(`key ${keyId} does not exist`);
-  return key;
-}
-
-export async function ownedKey(store: Store, accountId: number, keyId: number): Promise<KeyRecord> {
-  return findKey(store.db, keyId, accountId);
 }
 
 async function activeAccount(db: Kysely<Database>, accountId: number, doing: string): Promise<void> {
@@ -247,68 +65,7 @@ function requireFreeName(live: readonly KeyRecord[], name: string): void {
 }
 
 const describeScopes = (scopes: readonly string[]) => (scopes.length === 0 ? '(none)' : scopes.join(', '));
-
-export interface CreatedKey {
-  id: number;
-  /** The full key: shown once, never stored. */
-  key: string;
-  record: KeyRecord;
-}
-
-/**
- * What must hold with a new key, run on the transaction that makes it (the settings screen puts the key in
- * the session's one-time slot): when it throws, no key is made, so no key exists that nobody is shown.
- */
-export type KeepNewKey = (db: Kysely<Database>, created: CreatedKey) => Promise<void>;
-
-/**
- * Makes the key row, with no checks and no log line: createKey, rollKey and loadKey decide and record. The
- * one place a key is generated and its hash stored.
- */
-async function makeKey(
-  db: Kysely<Database>,
-  input: {
-    accountId: number;
-    name: string;
-    scopes: readonly string[];
-    expiresAt: string | null;
-    now: number;
-    keyPrefix: string;
-    revoked?: boolean;
-    allowedAddresses?: readonly string[];
-  },
-): Promise<CreatedKey> {
-  const key = generateKey(input.keyPrefix);
-  const createdAt = new Date(input.now).toISOString();
-  const id = await insertKey(db, {
-    accountId: input.accountId,
-    name: input.name,
-    keyHash: hashKey(key),
-    lastFour: lastFour(key),
-    scopes: input.scopes,
-    createdAt,
-    expiresAt: input.expiresAt,
-    revokedAt: input.revoked === true ? createdAt : null,
-    allowedAddresses: input.allowedAddresses ?? [],
-  });
-  const record = await getKey(db, id);
-  if (!record) throw new Error(`key ${id} vanished after insert`);
-  return { id, key, record };
-}
-
-/**
- * A key as a dataset file describes it (`load`, `seed`), written on the caller's transaction `db`. The name
- * rule holds; the rules for a key made today do not (an active plan, the live-key limit, at least one scope,
- * an expiry in the future), as a file may describe an account's past, and it goes to no security log.
- * Scopes are stored once each, in the file's order.
- */
-export async function loadKey(
-  db: Kysely<Database>,
-  input: { accountId: number; name: string; scopes: readonly string[]; expiresAt: string | null; revoked: boolean; now: number; keyPrefix: string },
-): Promise<CreatedKey> {
-  return makeKey(db, { ...input, name: validateKeyName(input.name), scopes: [...new Set(input.scopes)] });
-}
-
+const describeAddresses = (list: readonly string[]) => (list.length === 0 ? 'any address' : list.join(', '));
 const eventKey = (record: KeyRecord, keyPrefix: string) => ({ id: record.id, name: record.name, hint: keyHint(keyPrefix, record.lastFour) });
 
 /** `check()`, or undefined with its refusal added to `problems`: so that every bad field is reported at once. */
@@ -467,11 +224,6 @@ export async function rollKey(
   });
 }
 
-/** The expiry of a key rolled from `old` at `now` that lives as long as `old` was made to; null: never. */
-export function sameLifetime(old: Pick<KeyRecord, 'createdAt' | 'expiresAt'>, now: number): string | null {
-  return old.expiresAt === null ? null : new Date(now + (Date.parse(old.expiresAt) - Date.parse(old.createdAt))).toISOString();
-}
-
 /** Writes a change of a key with its line in the security log, and returns the key as it now is. */
 async function updateLogged(
   db: Kysely<Database>,
@@ -569,36 +321,4 @@ export async function revokeKey(
     });
     return revoked;
   });
-}
-
-/**
- * The account's keys with their last use as the meter knows it (in Redis, or in the database). With `now`,
- * only the keys the owner is shown: every working key, and expired or revoked ones for 90 days.
- */
-export async function accountKeys(store: Store, meter: Meter, accountId: number, now?: number): Promise<KeyRecord[]> {
-  await accountById(store.db, accountId);
-  const all = await listKeys(store.db, accountId);
-  const keys = now === undefined ? all : all.filter((k) => isListedKey(k, now));
-  const lastUsed = await meter.lastUsed(accountId, keys.map((k) => k.id));
-  return keys.map((k) => ({ ...k, lastUsedAt: lastUsed.get(k.id) ?? null }));
-}
-
-export interface KeyUsageReport {
-  key: KeyRecord;
-  days: KeyDailyUsage[];
-  total: number;
-}
-
-/** Requests per UTC day over the last `days` days (today included), every day listed, newest first. */
-export async function keyUsage(store: Store, meter: Meter, keyId: number, now: number, days: number): Promise<KeyUsageReport> {
-  const stored = await findKey(store.db, keyId, undefined);
-  const key = { ...stored, lastUsedAt: (await meter.lastUsed(stored.accountId, [keyId])).get(keyId) ?? null };
-  const since = dayOf(now - (days - 1) * 86_400_000);
-  const counted = new Map((await meter.keyUsage(stored.accountId, keyId, since, dayOf(now))).map((d) => [d.day, d.requests]));
-  const out: KeyDailyUsage[] = [];
-  for (let i = 0; i < days; i++) {
-    const day = dayOf(now - i * 86_400_000);
-    out.push({ day, requests: counted.get(day) ?? 0 });
-  }
-  return { key, days: out, total: out.reduce((sum, d) => sum + d.requests, 0) };
 }

@@ -6,7 +6,7 @@ import { describe, test } from 'node:test';
 import { loadConfig } from '../../src/config.js';
 import { AddressMatcher, parseAddressList, parseRange } from '../../src/domain/address-list.js';
 import { clientAddressResolver, UNKNOWN_ADDRESS } from '../../src/http/client-address.js';
-import { parseAllowedAddresses } from '../../src/services/keys.service.js';
+import { parseAllowedAddresses } from '../../src/services/key-fields.js';
 
 describe('addresses and ranges', () => {
   test('canonical form: a range by its network address, /32 and /128 as the address, IPv4-mapped IPv6 as IPv4', () => {

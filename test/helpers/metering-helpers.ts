@@ -15,7 +15,7 @@ import { Kysely, SqliteDialect, type SqliteDatabase as KyselySqliteDatabase } fr
 import { buildApp, type App } from '../../src/http/app.js';
 import { hashKey } from '../../src/keys/api-key.js';
 import type { Database } from '../../src/store/schema.js';
-import { keyUsage as keyUsageReport } from '../../src/services/keys.service.js';
+import { keyUsage as keyUsageReport } from '../../src/services/key-lookup.js';
 import { createTestContext, TEST_STORE, type ContextOptions, type TestContext } from './test-app.js';
 
 /** PLAN_LIMITS for the enthusiast plan (alice); bob's addon plan keeps its defaults. */

@@ -6,19 +6,10 @@ import assert from 'node:assert/strict';
 import { changePlan } from '../../src/services/accounts.service.js';
 import { OPERATOR, type Actor } from '../../src/services/actor.js';
 import { InputError, InputErrors, NotFoundError, type InputField } from '../../src/errors/input-error.js';
-import {
-  accountKeys,
-  createKey,
-  expiresAtFor,
-  expiryDateRange,
-  MAX_LIVE_KEYS,
-  ownedKey,
-  renameKey,
-  revokeKey,
-  rollKey,
-  setKeyScopes,
-  validateKeyName,
-} from '../../src/services/keys.service.js';
+import { createKey, MAX_LIVE_KEYS, renameKey, revokeKey, rollKey, setKeyScopes } from '../../src/services/keys.service.js';
+import { expiresAtFor, expiryDateRange } from '../../src/services/key-expiry.js';
+import { validateKeyName } from '../../src/services/key-fields.js';
+import { accountKeys, ownedKey } from '../../src/services/key-lookup.js';
 import { listSecurityEvents } from '../../src/services/security-log.js';
 import { SCOPES } from '../../src/domain/scopes.js';
 import { keyHint } from '../../src/keys/api-key.js';

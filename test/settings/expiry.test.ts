@@ -4,7 +4,7 @@
 // suite's store (SQLite, or PostgreSQL + Redis).
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { expiresAtFor } from '../../src/services/keys.service.js';
+import { expiresAtFor } from '../../src/services/key-expiry.js';
 import { KEY_PATTERN } from '../../src/keys/api-key.js';
 import { createTestContext, type TestContext } from '../helpers/test-app.js';
 import { nonceOf, SettingsClient, SITE, textOf, tokenOf } from './settings-helpers.js';

@@ -2,7 +2,7 @@
  * The expiry fieldset of the create and roll forms as posted (`expiry`, `expiryDate`), and what it asks of
  * the keys service: the checked choice decides, and the date is read only with "On a date".
  */
-import type { ExpiryAsk } from '../../services/keys.service.js';
+import type { ExpiryAsk } from '../../services/key-expiry.js';
 import { textField, type FormBody } from './form-input.js';
 import { EXPIRY_ON_DATE, EXPIRY_SAME, type ExpiryValues } from './views/expiry-choices.js';
 

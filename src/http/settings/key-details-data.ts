@@ -1,5 +1,5 @@
 /** Gathers a key's details page: the key (the owner's only), its last use, 30 days by outcome (counted from the meter), its rejections. */
-import { ownedKey } from '../../services/keys.service.js';
+import { ownedKey } from '../../services/key-lookup.js';
 import { OUTCOMES, type Outcome } from '../../usage-stats/usage-stats.js';
 import { getKey, type KeyRecord } from '../../store/repositories/api-key.repository.js';
 import type { AppDeps } from '../app-types.js';

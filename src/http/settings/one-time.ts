@@ -9,7 +9,7 @@ import { openNewKey, sealNewKey } from '../../services/settings-auth/reveal.js';
 import type { Session } from '../../services/settings-auth/sessions.js';
 import type { Store } from '../../store/database.js';
 import { InputError } from '../../errors/input-error.js';
-import type { KeepNewKey } from '../../services/keys.service.js';
+import type { KeepNewKey } from '../../services/new-key.js';
 import { paths } from './paths.js';
 import { forgetFormUse, putReveal, recordFormUse, takeReveal } from '../../store/repositories/settings-auth.repository.js';
 import { AccessChangeUnavailableError } from '../../metering/access-change.js';
@@ -42,7 +42,7 @@ export function releasingSubmission(store: Store, session: Session, nonce: strin
 }
 
 /**
- * Keeps a new key in the session's slot, on the transaction that makes it (keys.service.ts, KeepNewKey).
+ * Keeps a new key in the session's slot, on the transaction that makes it (new-key.ts, KeepNewKey).
  * While a key made before is still waiting to be shown (two tabs, two posts at once), the submission is
  * refused and makes nothing: every key made is the one its session is shown.
  */

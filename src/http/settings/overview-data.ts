@@ -5,7 +5,7 @@
  * `keys usage` shows them), and the keys whose expiry reminder the owner hid until tomorrow.
  */
 import { hiddenExpiryReminders } from '../../services/expiry-reminders.js';
-import { ownedKey } from '../../services/keys.service.js';
+import { ownedKey } from '../../services/key-lookup.js';
 import { PLANS, type Plan } from '../../domain/scopes.js';
 import { keyHint } from '../../keys/api-key.js';
 import { isListedKey, keyStatus } from '../../keys/key-status.js';

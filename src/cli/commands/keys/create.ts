@@ -1,5 +1,6 @@
 import { Command } from 'commander';
-import { createKey, NEVER_EXPIRES_WARNING } from '../../../services/keys.service.js';
+import { createKey } from '../../../services/keys.service.js';
+import { NEVER_EXPIRES_WARNING } from '../../../services/key-expiry.js';
 import { OPERATOR } from '../../../services/actor.js';
 import { utcMinute } from '../../../services/time-text.js';
 import { positiveInt, print, printJson, withStore } from '../../context.js';

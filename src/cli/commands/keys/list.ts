@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { accountKeys } from '../../../services/keys.service.js';
+import { accountKeys } from '../../../services/key-lookup.js';
 import { SCOPES } from '../../../domain/scopes.js';
 import { isLiveKey, keyStatus } from '../../../keys/key-status.js';
 import type { KeyRecord } from '../../../store/repositories/api-key.repository.js';

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { OPERATOR } from '../../../services/actor.js';
-import { NEVER_EXPIRES_WARNING, rollKey, STOP_OLD_CHOICES } from '../../../services/keys.service.js';
+import { rollKey } from '../../../services/keys.service.js';
+import { NEVER_EXPIRES_WARNING, STOP_OLD_CHOICES } from '../../../services/key-expiry.js';
 import { keyHint } from '../../../keys/api-key.js';
 import { positiveInt, print, printJson, withStore } from '../../context.js';
 import { utcMinute } from '../../../services/time-text.js';

@@ -2,7 +2,8 @@ import { Command } from 'commander';
 import { MAX_ALLOWED_ADDRESSES } from '../../../domain/address-list.js';
 import { InputError } from '../../../errors/input-error.js';
 import { OPERATOR } from '../../../services/actor.js';
-import { parseAllowedAddresses, setAllowedAddresses } from '../../../services/keys.service.js';
+import { setAllowedAddresses } from '../../../services/keys.service.js';
+import { parseAllowedAddresses } from '../../../services/key-fields.js';
 import { positiveInt, print, printJson, withStore } from '../../context.js';
 
 /** The list as given (`any`: no limit), checked before the store is opened. */

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { OPERATOR } from '../../../services/actor.js';
-import { parseScopes, setKeyScopes } from '../../../services/keys.service.js';
+import { setKeyScopes } from '../../../services/keys.service.js';
+import { parseScopes } from '../../../services/key-fields.js';
 import { SCOPES } from '../../../domain/scopes.js';
 import { positiveInt, print, printJson, withStore } from '../../context.js';
 

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { keyUsage } from '../../../services/keys.service.js';
+import { keyUsage } from '../../../services/key-lookup.js';
 import { positiveInt, print, printJson, withMeter, withStore } from '../../context.js';
 import { formatCount } from '../../progress.js';
 import { table } from '../../table.js';

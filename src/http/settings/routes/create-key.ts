@@ -5,7 +5,8 @@
  * no second key, a redirect to the overview that says so. Allowed addresses that leave out the owner's own
  * address: the form again (200, the same nonce) with a warning and "Create anyway" (`lockout=accept`).
  */
-import { createKey, lockOutWarning, locksOut, parseAllowedAddresses } from '../../../services/keys.service.js';
+import { createKey } from '../../../services/keys.service.js';
+import { lockOutWarning, locksOut, parseAllowedAddresses } from '../../../services/key-fields.js';
 import { InputError, InputErrors } from '../../../errors/input-error.js';
 import { keyCreationRefusal } from '../account-access.js';
 import { expiryAsk, expiryValues } from '../expiry-input.js';

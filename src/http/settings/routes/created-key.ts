@@ -2,7 +2,7 @@
  * GET /settings/developer-api/keys/created: shows the key waiting in the session's one-time slot and empties
  * it. Reloading, going back or opening it again shows that it is no longer shown; never the key.
  */
-import { ownedKey } from '../../../services/keys.service.js';
+import { ownedKey } from '../../../services/key-lookup.js';
 import { listKeys } from '../../../store/repositories/api-key.repository.js';
 import { keyHint } from '../../../keys/api-key.js';
 import { takeNewKey } from '../one-time.js';

@@ -4,7 +4,7 @@
  * outcome no link or form of ours sends is a 400.
  */
 import { keyIdParam } from '../form-input.js';
-import { ownedKey } from '../../../services/keys.service.js';
+import { ownedKey } from '../../../services/key-lookup.js';
 import { keyDetailsOf } from '../key-details-data.js';
 import { noticeFor } from '../notices.js';
 import { sendPage } from '../render.js';

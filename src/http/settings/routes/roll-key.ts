@@ -5,7 +5,8 @@
  * each message at its field.
  */
 import { InputError, InputErrors } from '../../../errors/input-error.js';
-import { ownedKey, rollKey } from '../../../services/keys.service.js';
+import { rollKey } from '../../../services/keys.service.js';
+import { ownedKey } from '../../../services/key-lookup.js';
 import { keyCreationRefusal } from '../account-access.js';
 import { expiryAsk, expiryValues } from '../expiry-input.js';
 import { formBody, keyIdParam, nonceField, textField } from '../form-input.js';

@@ -6,7 +6,8 @@
  * the owner confirms it: the form comes back (200) with a warning and "Save anyway" (`lockout=accept`).
  */
 import { InputError } from '../../../errors/input-error.js';
-import { lockOutWarning, locksOut, parseAllowedAddresses, setAllowedAddresses } from '../../../services/keys.service.js';
+import { setAllowedAddresses } from '../../../services/keys.service.js';
+import { lockOutWarning, locksOut, parseAllowedAddresses } from '../../../services/key-fields.js';
 import { formBody, keyIdParam, textField } from '../form-input.js';
 import { ownerActor, requireRecentSignIn } from '../guards.js';
 import { keyDetailsData } from '../key-details-data.js';

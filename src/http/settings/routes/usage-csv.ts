@@ -9,7 +9,7 @@ import type { FastifyReply } from 'fastify';
 import { csvLine, spreadsheetText } from '../../../csv/csv.js';
 import { OUTCOMES } from '../../../usage-stats/usage-stats.js';
 import { SERVER_TIME_BOUNDS_MS } from '../../../usage-stats/usage-buckets.js';
-import { ownedKey } from '../../../services/keys.service.js';
+import { ownedKey } from '../../../services/key-lookup.js';
 import { keyIdParam } from '../form-input.js';
 import { accountKeyIds } from '../overview-data.js';
 import { requireSession, type SettingsApp, type SettingsContext } from '../settings-context.js';

@@ -1,5 +1,6 @@
 /** Create key: name, scopes (each with what it grants and its endpoints), expiry, allowed addresses; errors at their fields. */
-import { DEFAULT_EXPIRY, MAX_LIVE_KEYS } from '../../../services/keys.service.js';
+import { MAX_LIVE_KEYS } from '../../../services/keys.service.js';
+import { DEFAULT_EXPIRY } from '../../../services/key-expiry.js';
 import { endpointLabel, SCOPE_TABLE, SCOPES, UNSCOPED_ENDPOINTS } from '../../../domain/scopes.js';
 import { paths } from '../paths.js';
 import { AddressesField } from './allowed-addresses.js';

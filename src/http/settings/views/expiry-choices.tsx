@@ -5,7 +5,7 @@
  * (typing one checks it when script runs, data-choose). Posts `expiry` and `expiryDate`.
  */
 import type { ComponentChildren } from 'preact';
-import { EXPIRY_CHOICES, expiryDateRange, NEVER_EXPIRES_WARNING, type ExpiryChoice } from '../../../services/keys.service.js';
+import { EXPIRY_CHOICES, expiryDateRange, NEVER_EXPIRES_WARNING, type ExpiryChoice } from '../../../services/key-expiry.js';
 import { FieldError, Time } from './components.js';
 
 /** The choice of the date field; and of the roll form's "as the old key". */

@@ -2,7 +2,7 @@
  * Roll: a new key with the same name and scopes; the owner chooses its expiry (the old key's lifetime, or as
  * at create) and when the old one stops.
  */
-import { sameLifetime, STOP_OLD_CHOICES, type StopOld } from '../../../services/keys.service.js';
+import { sameLifetime, STOP_OLD_CHOICES, type StopOld } from '../../../services/key-expiry.js';
 import { paths } from '../paths.js';
 import { Banner, FieldError, FormToken, Time } from './components.js';
 import { ExpiryChoices, EXPIRY_SAME, type ExpiryValues } from './expiry-choices.js';
