@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from contextlib import asynccontextmanager
-from typing import Any, AsyncGenerator, AsyncIterator, Mapping, cast
+from typing import Any, AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, TypeVar, cast
 
 import httpx
 
 from . import _core
 from ._core import OnRetry
-from ._csv import PriceRows
+from ._csv import CsvSyntaxError, PriceRows
 from .models import (
     CatalogueItem,
     CataloguePage,
@@ -31,6 +32,8 @@ from .models import (
 
 __all__ = ["AsyncClient"]
 
+T = TypeVar("T")
+
 
 class AsyncClient(_core.ClientBase):
     """A client of the shelfapi Developer API for asyncio: ``async with AsyncClient(key) as shelf: await shelf.me()``.
@@ -38,8 +41,8 @@ class AsyncClient(_core.ClientBase):
     ``AsyncClient(api_key, base_url="http://127.0.0.1:8080")``; use it in an ``async with`` block (or await
     ``aclose()``).
     The key goes in the ``Authorization`` header only. A ``429 rate_limited`` or a ``503`` is asked again
-    after its ``Retry-After``, at most ``max_retries`` times (default 3; 0 turns retrying off); every other
-    error, ``quota_exceeded`` included, raises a :class:`ShelfApiError` at once.
+    after its ``Retry-After`` under the same rules as :class:`Client` (``max_retries``, ``max_retry_wait``,
+    ``timeout`` for the whole call); every other error raises a :class:`ShelfApiError` at once.
     """
 
     def __init__(
@@ -49,11 +52,12 @@ class AsyncClient(_core.ClientBase):
         *,
         max_retries: int = _core.DEFAULT_MAX_RETRIES,
         timeout: float = _core.DEFAULT_TIMEOUT,
+        max_retry_wait: float = _core.DEFAULT_MAX_RETRY_WAIT,
         on_retry: OnRetry | None = None,
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
         """``http_client``: an httpx client of your own (proxies, event hooks); you close it, not this client."""
-        super().__init__(api_key, base_url, max_retries, on_retry)
+        super().__init__(api_key, base_url, max_retries, on_retry, timeout, max_retry_wait)
         self._owns_http = http_client is None
         self._http = http_client if http_client is not None else httpx.AsyncClient(timeout=timeout)
 
@@ -186,12 +190,19 @@ class AsyncClient(_core.ClientBase):
         request (one count against the quota), as the rows ``/prices`` answers. Stop early
         (``await rows.aclose()``) and the download is closed."""
         rows = PriceRows()
-        async with self._stream("/prices/export.csv", _core.query(search=search, platform=platform, upc=upc)) as response:
-            async for text in response.aiter_text():
-                for row in rows.push(text):
-                    yield row
-        for row in rows.end():
-            yield row
+        try:
+            async with self._stream("/prices/export.csv", _core.query(search=search, platform=platform, upc=upc)) as (
+                response,
+                deadline,
+            ):
+                async for text in self._bounded(response.aiter_text(), deadline):
+                    for row in rows.push(text):
+                        yield row
+            for row in rows.end():
+                yield row
+        except ValueError as error:
+            # A bad record's text is quoted in the message: it came from the server, so it may hold the key.
+            raise CsvSyntaxError(self._redact(str(error))) from None
 
     async def export_prices_to(
         self,
@@ -205,8 +216,11 @@ class AsyncClient(_core.ClientBase):
         appears whole or not at all: it is written beside, as ``<path>.part``, and renamed when complete."""
         size = 0
         with _core.whole_file(path) as file:
-            async with self._stream("/prices/export.csv", _core.query(search=search, platform=platform, upc=upc)) as response:
-                async for chunk in response.aiter_bytes():
+            async with self._stream("/prices/export.csv", _core.query(search=search, platform=platform, upc=upc)) as (
+                response,
+                deadline,
+            ):
+                async for chunk in self._bounded(response.aiter_bytes(), deadline):
                     file.write(chunk)
                     size += len(chunk)
         return size
@@ -214,9 +228,9 @@ class AsyncClient(_core.ClientBase):
     # -- the plumbing -------------------------------------------------------------------------------------
 
     async def _get_json(self, path: str, params: Mapping[str, str | int] | None = None) -> Any:
-        async with self._stream(path, params) as response:
-            await response.aread()
-            return _core.json_body(response)
+        async with self._stream(path, params) as (response, deadline):
+            await self._within(deadline, response.aread)
+            return _core.json_body(response, self._redact)
 
     async def _items(self, path: str, params: dict[str, str | int], offset: int | None) -> AsyncIterator[Any]:
         position: int | None = offset or 0
@@ -226,24 +240,50 @@ class AsyncClient(_core.ClientBase):
                 yield item
             position = _core.next_offset(path, page, position)
 
+    @staticmethod
+    async def _within(deadline: _core.Deadline, step: Callable[[], Awaitable[T]]) -> T:
+        """One network step, cancelled when the call's deadline passes (a trickle of bytes never lets
+        httpx's per-read timeout fire); httpx's errors become the client's own."""
+        with deadline.network():
+            try:
+                return await asyncio.wait_for(step(), max(deadline.left(), 0.0))
+            except asyncio.TimeoutError:
+                raise deadline.error() from None
+
+    async def _bounded(self, chunks: AsyncIterator[T], deadline: _core.Deadline) -> AsyncIterator[T]:
+        """The chunks of a body, each read within the call's deadline. The time the caller spends on a chunk
+        is given back: ``timeout`` bounds the server, not the caller."""
+        while True:
+            try:
+                chunk = await self._within(deadline, chunks.__anext__)
+            except StopAsyncIteration:
+                return
+            handed = time.monotonic()
+            yield chunk
+            deadline.at += time.monotonic() - handed
+
     @asynccontextmanager
-    async def _stream(self, path: str, params: Mapping[str, str | int] | None = None) -> AsyncIterator[httpx.Response]:
-        """The 2xx answer to ``GET path``, its body not yet read, after the retries; else raises the error."""
+    async def _stream(
+        self, path: str, params: Mapping[str, str | int] | None = None
+    ) -> AsyncIterator[tuple[httpx.Response, _core.Deadline]]:
+        """The 2xx answer to ``GET path``, its body not yet read, after the retries, and the call's deadline
+        (for reading the body); else raises the error."""
         request = self._http.build_request("GET", self.base_url + path, params=params, headers=self._headers)
+        deadline = _core.Deadline(self, str(request.url))
         attempt = 0
         while True:
-            response = await self._http.send(request, stream=True)
+            request.extensions["timeout"] = deadline.httpx_timeout().as_dict()
+            response = await self._within(deadline, lambda: self._http.send(request, stream=True))
             self._note(response)
             if response.is_success:
                 break
             try:
-                await response.aread()
+                await self._within(deadline, response.aread)
             finally:
                 await response.aclose()
             attempt += 1
-            wait = _core.wait_before_retry(response, attempt, self.max_retries, self._on_retry)
-            await asyncio.sleep(wait)
+            await asyncio.sleep(_core.wait_before_retry(response, attempt, self, deadline))
         try:
-            yield response
+            yield response, deadline
         finally:
             await response.aclose()

@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import time
 from contextlib import contextmanager
-from typing import Any, Generator, Iterator, Mapping, cast
+from typing import Any, Generator, Iterator, Mapping, TypeVar, cast
 
 import httpx
 
 from . import _core
 from ._core import OnRetry
-from ._csv import PriceRows
+from ._csv import CsvSyntaxError, PriceRows
+from ._transport import bounded_transport
 from .models import (
     CatalogueItem,
     CataloguePage,
@@ -31,14 +32,20 @@ from .models import (
 
 __all__ = ["Client"]
 
+T = TypeVar("T")
+
 
 class Client(_core.ClientBase):
     """A client of the shelfapi Developer API.
 
     ``Client(api_key, base_url="http://127.0.0.1:8080")``; use it in a ``with`` block (or call ``close()``).
     The key goes in the ``Authorization`` header only. A ``429 rate_limited`` or a ``503`` is asked again
-    after its ``Retry-After``, at most ``max_retries`` times (default 3; 0 turns retrying off); every other
-    error, ``quota_exceeded`` included, raises a :class:`ShelfApiError` at once.
+    after its ``Retry-After``, at most ``max_retries`` times (default 3; 0 turns retrying off), when that
+    wait is at most ``max_retry_wait`` seconds (default 60) and ends within the call's ``timeout``; every
+    other error, ``quota_exceeded`` included, raises a :class:`ShelfApiError` at once. ``timeout`` (default
+    30 s) bounds each whole call: connecting, the answer and its body, retries and waits included
+    (:class:`ShelfTimeoutError`); no answer at all is a :class:`ShelfConnectionError`. No exception or
+    ``on_retry`` event holds the key, even when a server or proxy echoes it.
     """
 
     def __init__(
@@ -48,13 +55,15 @@ class Client(_core.ClientBase):
         *,
         max_retries: int = _core.DEFAULT_MAX_RETRIES,
         timeout: float = _core.DEFAULT_TIMEOUT,
+        max_retry_wait: float = _core.DEFAULT_MAX_RETRY_WAIT,
         on_retry: OnRetry | None = None,
         http_client: httpx.Client | None = None,
     ) -> None:
-        """``http_client``: an httpx client of your own (proxies, event hooks); you close it, not this client."""
-        super().__init__(api_key, base_url, max_retries, on_retry)
+        """``http_client``: an httpx client of your own (proxies, event hooks); you close it, not this client.
+        With it, a server trickling its headers is bounded by each read only (its transport is yours)."""
+        super().__init__(api_key, base_url, max_retries, on_retry, timeout, max_retry_wait)
         self._owns_http = http_client is None
-        self._http = http_client if http_client is not None else httpx.Client(timeout=timeout)
+        self._http = http_client if http_client is not None else httpx.Client(timeout=timeout, transport=bounded_transport())
 
     def __enter__(self) -> Client:
         return self
@@ -185,10 +194,17 @@ class Client(_core.ClientBase):
         request (one count against the quota), as the rows ``/prices`` answers. Stop early
         (``close()`` it, or leave the loop and drop it) and the download is closed."""
         rows = PriceRows()
-        with self._stream("/prices/export.csv", _core.query(search=search, platform=platform, upc=upc)) as response:
-            for text in response.iter_text():
-                yield from rows.push(text)
-        yield from rows.end()
+        try:
+            with self._stream("/prices/export.csv", _core.query(search=search, platform=platform, upc=upc)) as (
+                response,
+                deadline,
+            ):
+                for text in self._bounded(response.iter_text(), deadline):
+                    yield from rows.push(text)
+            yield from rows.end()
+        except ValueError as error:
+            # A bad record's text is quoted in the message: it came from the server, so it may hold the key.
+            raise CsvSyntaxError(self._redact(str(error))) from None
 
     def export_prices_to(
         self,
@@ -202,8 +218,11 @@ class Client(_core.ClientBase):
         appears whole or not at all: it is written beside, as ``<path>.part``, and renamed when complete."""
         size = 0
         with _core.whole_file(path) as file:
-            with self._stream("/prices/export.csv", _core.query(search=search, platform=platform, upc=upc)) as response:
-                for chunk in response.iter_bytes():
+            with self._stream("/prices/export.csv", _core.query(search=search, platform=platform, upc=upc)) as (
+                response,
+                deadline,
+            ):
+                for chunk in self._bounded(response.iter_bytes(), deadline):
                     file.write(chunk)
                     size += len(chunk)
         return size
@@ -211,9 +230,10 @@ class Client(_core.ClientBase):
     # -- the plumbing -------------------------------------------------------------------------------------
 
     def _get_json(self, path: str, params: Mapping[str, str | int] | None = None) -> Any:
-        with self._stream(path, params) as response:
-            response.read()
-            return _core.json_body(response)
+        with self._stream(path, params) as (response, deadline):
+            with deadline.network():
+                response.read()
+            return _core.json_body(response, self._redact)
 
     def _items(self, path: str, params: dict[str, str | int], offset: int | None) -> Iterator[Any]:
         position: int | None = offset or 0
@@ -222,24 +242,43 @@ class Client(_core.ClientBase):
             yield from page["data"]
             position = _core.next_offset(path, page, position)
 
+    @staticmethod
+    def _bounded(chunks: Iterator[T], deadline: _core.Deadline) -> Iterator[T]:
+        """The chunks of a body, each read within the call's deadline. The time the caller spends on a chunk
+        (writing rows to a database, say) is given back: ``timeout`` bounds the server, not the caller."""
+        while True:
+            with deadline.network():
+                chunk = next(chunks, None)
+            if chunk is None:
+                return
+            handed = time.monotonic()
+            yield chunk
+            deadline.at += time.monotonic() - handed
+
     @contextmanager
-    def _stream(self, path: str, params: Mapping[str, str | int] | None = None) -> Iterator[httpx.Response]:
-        """The 2xx answer to ``GET path``, its body not yet read, after the retries; else raises the error."""
+    def _stream(
+        self, path: str, params: Mapping[str, str | int] | None = None
+    ) -> Iterator[tuple[httpx.Response, _core.Deadline]]:
+        """The 2xx answer to ``GET path``, its body not yet read, after the retries, and the call's deadline
+        (for reading the body); else raises the error."""
         request = self._http.build_request("GET", self.base_url + path, params=params, headers=self._headers)
+        deadline = _core.Deadline(self, str(request.url))
         attempt = 0
         while True:
-            response = self._http.send(request, stream=True)
+            request.extensions["timeout"] = deadline.httpx_timeout().as_dict()
+            with deadline.network():
+                response = self._http.send(request, stream=True)
             self._note(response)
             if response.is_success:
                 break
             try:
-                response.read()
+                with deadline.network():
+                    response.read()
             finally:
                 response.close()
             attempt += 1
-            wait = _core.wait_before_retry(response, attempt, self.max_retries, self._on_retry)
-            time.sleep(wait)
+            time.sleep(_core.wait_before_retry(response, attempt, self, deadline))
         try:
-            yield response
+            yield response, deadline
         finally:
             response.close()
