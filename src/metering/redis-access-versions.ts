@@ -4,7 +4,7 @@
  *   `{a:<id>}:access`    the account's access version as PostgreSQL last said (migration 0008's column);
  *   `{a:<id>}:changing`  a set of marks, one per change of the account under way (metering/access-change.ts).
  * Both are under the account's hash tag, beside its burst window, so the admission script reads them on a
- * Redis Cluster too. The admission script (redis-meter.ts) refuses to count, writing nothing, when it is given
+ * Redis Cluster too. The admission script (redis-meter-script.ts) refuses to count, writing nothing, when it is given
  * the version a server holds and the account's version differs, is missing, or a mark is present ("stale"):
  * the server then reads PostgreSQL, reloads the principal and admits again without the check.
  *
@@ -62,7 +62,7 @@ export const ACCESS_SCRIPTS = {
 
 /**
  * The part of the admission script that checks and raises the access version, run before anything is
- * counted. It is pasted into the script's function for one admission (redis-meter.ts), whose keys and
+ * counted. It is pasted into the script's function for one admission (redis-meter-script.ts), whose keys and
  * arguments start after the offsets `k` and `a`: KEYS[k + 6] and KEYS[k + 7] are accessKeys; ARGV[a + 9]
  * the held version ('' for no check), ARGV[a + 10] a version just read from PostgreSQL to raise it to ('' for
  * none). A stale admission returns the admission's five values for "stale", -2 first, having written nothing.

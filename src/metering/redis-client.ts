@@ -86,7 +86,7 @@ export function connectRedis<Name extends string>(
  * batches too, but its bookkeeping cost more than it saved.
  *
  * Work registered with atTurnsWrite runs in that same setImmediate, just before the uncork: the meter gathers
- * a turn's admissions and sends them there as one script call (redis-meter.ts), in the turn's write. With a
+ * a turn's admissions and sends them there as one script call (redis-admission-calls.ts), in the turn's write. With a
  * setImmediate of its own, the call would miss that write: after the uncork when the turn's first command came
  * first (a write of its own), or, when the admissions came first, corking anew from within the check phase
  * and so leaving at the next turn's.
@@ -149,7 +149,7 @@ export function atTurnsWrite(client: Redis | Cluster, work: () => void): boolean
 
 /**
  * Sends what this turn has written to the connection so far, without waiting for the turn's end: the meter
- * sends a full call of admissions at once (redis-meter.ts), so that Redis runs it while the turn goes on.
+ * sends a full call of admissions at once (redis-admission-calls.ts), so that Redis runs it while the turn goes on.
  */
 export function writeTurnNow(client: Redis | Cluster): void {
   if (client instanceof Redis) turnsWork.get(client)?.writeNow();

@@ -9,7 +9,8 @@
  * nothing twice. Only for one Redis: the old names never existed on a cluster.
  */
 import { Redis } from 'ioredis';
-import { accountKey, DAY_KEPT_S, QUOTA_KEPT_AFTER_RESET_S } from './redis-meter.js';
+import { accountKey } from './redis-keys.js';
+import { DAY_KEPT_S, QUOTA_KEPT_AFTER_RESET_S } from './redis-meter-script.js';
 import { monthBounds } from './periods.js';
 
 // KEYS: 1 old counter, 2 new counter; ARGV: 1 the expiry (epoch s) the meter gives such a count. Adds the old

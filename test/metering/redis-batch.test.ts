@@ -1,5 +1,5 @@
 // On one Redis, the admissions asked for during one turn of the event loop go to Redis as one call of the
-// admission script (src/metering/redis-meter.ts), which runs them one after another in the order asked: each
+// admission script (src/metering/redis-meter-script.ts), which runs them one after another in the order asked: each
 // with exactly the semantics it has alone (its limits, its own deadline, its own access check, its own undo
 // when the reply is lost), and each caller gets its own answer.
 // Each test runs on a Redis of its own (whatever TEST_STORE says), so that Redis's counts of script calls are
@@ -10,7 +10,9 @@ import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import type { Admission, AdmitRequest } from '../../src/metering/meter.js';
 import { MeterUnavailableError } from '../../src/metering/meter.js';
-import { ADMISSIONS_PER_CALL, admissionKeys, RedisMeter, STALE } from '../../src/metering/redis-meter.js';
+import { RedisMeter, STALE } from '../../src/metering/redis-meter.js';
+import { ADMISSIONS_PER_CALL } from '../../src/metering/redis-admission-calls.js';
+import { admissionKeys } from '../../src/metering/redis-meter-script.js';
 import { FIXTURE_NOW } from '../helpers/fixture.js';
 import { startPrivateRedis } from '../helpers/private-services.js';
 import { meterBehindProxy } from '../helpers/reply-dropping-proxy.js';
