@@ -7,7 +7,7 @@
  * is closed (after a parse error the rest of the bytes cannot be trusted to frame another request).
  */
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import { maxHeaderSize, STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ConnectionError, FastifyBaseLogger } from 'fastify';
 import { ApiError, badRequest, errorBody } from './errors.js';
@@ -18,8 +18,31 @@ interface Context {
   log: FastifyBaseLogger;
 }
 
-/** A request line whose method is an HTTP token: a method this server does not implement (405), not noise (400). */
-const REQUEST_LINE_WITH_TOKEN_METHOD = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) [^ \r\n]+ HTTP\/1\.[01]\r?\n/;
+/** A request line's method (an HTTP token) and target: a method this server does not implement (405), not noise (400). */
+const METHOD_AND_TARGET = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) [^ \r\n]+/;
+const VERSIONS = [' HTTP/1.1\r\n', ' HTTP/1.0\r\n', ' HTTP/1.1\n', ' HTTP/1.0\n'];
+
+/**
+ * The answer for a request line Node refused at its method. Node stops at the method's first byte and gives
+ * the packet it was parsing, which may end anywhere (the request arrives in pieces), so a line cut short
+ * after its target is taken as a request line too. It is looked at up to the header limit, as a GET's line
+ * is: one longer than that is 431 as a GET's would be, never 400 for its length alone.
+ */
+function unknownMethodAnswer(packet: Buffer, allow: string): ApiError {
+  const text = packet.subarray(0, maxHeaderSize + 1).toString('latin1');
+  const found = METHOD_AND_TARGET.exec(text);
+  if (found === null) return badRequest('The request is malformed.');
+  const rest = text.slice(found[0].length);
+  const complete = VERSIONS.some((version) => rest.startsWith(version));
+  const cutShort = !complete && rest.length < VERSIONS[0]!.length && VERSIONS.some((version) => version.startsWith(rest));
+  if (!complete && !cutShort) return badRequest('The request is malformed.');
+  if (found[0].length > maxHeaderSize) return headersTooLarge();
+  return methodNotAllowed((found[1] as string).slice(0, 32), allow);
+}
+
+function headersTooLarge(): ApiError {
+  return new ApiError('headers_too_large', 'The request line and headers are too large (the limit is 16 KB).');
+}
 
 function methodNotAllowed(method: string, allow: string): ApiError {
   return new ApiError('method_not_allowed', `Method ${method} is not allowed; use GET, HEAD or OPTIONS.`, { allow });
@@ -31,13 +54,11 @@ function answerFor(error: ConnectionError, allow: string): ApiError {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return new ApiError('request_timeout', 'The request did not arrive in time; send the whole request at once.');
     case 'HPE_HEADER_OVERFLOW':
-      return new ApiError('headers_too_large', 'The request line and headers are too large (the limit is 16 KB).');
+      return headersTooLarge();
     case 'HPE_INVALID_METHOD': {
       // Node gives the bytes it was parsing as a Buffer (Fastify's type says otherwise).
       const packet: unknown = error.rawPacket;
-      const start = Buffer.isBuffer(packet) ? packet.subarray(0, 8192).toString('latin1') : '';
-      const method = REQUEST_LINE_WITH_TOKEN_METHOD.exec(start)?.[1];
-      return method !== undefined ? methodNotAllowed(method.slice(0, 32), allow) : badRequest('The request is malformed.');
+      return Buffer.isBuffer(packet) ? unknownMethodAnswer(packet, allow) : badRequest('The request is malformed.');
     }
     default:
       return badRequest('The request is malformed.');
