@@ -137,14 +137,33 @@ export class AddressMatcher {
   }
 
   matchesBytes(bytes: Uint8Array): boolean {
+    let mapped: Uint8Array | null = null;
     for (const range of this.ranges) {
-      if (range.bytes.length !== bytes.length) continue;
-      let i = 0;
-      let left = range.prefix;
-      for (; left >= 8; i++, left -= 8) if (range.bytes[i] !== bytes[i]) break;
-      if (left >= 8) continue;
-      if (left === 0 || (bytes[i]! & ((0xff << (8 - left)) & 0xff)) === range.bytes[i]) return true;
+      if (range.bytes.length === bytes.length) {
+        if (holds(range, bytes)) return true;
+      } else if (bytes.length === 4) {
+        // An IPv4 client is also its IPv4-mapped form, ::ffff:a.b.c.d: an IPv6 range holding that (::/0,
+        // ::/8) holds the client. Ranges within ::ffff:0:0/96 were made IPv4 by parseRange already.
+        mapped ??= v4Mapped(bytes);
+        if (holds(range, mapped)) return true;
+      }
     }
     return false;
   }
+}
+
+function v4Mapped(v4: Uint8Array): Uint8Array {
+  const bytes = new Uint8Array(16);
+  bytes[10] = 0xff;
+  bytes[11] = 0xff;
+  bytes.set(v4, 12);
+  return bytes;
+}
+
+/** Whether `bytes` (as long as the range's) fall in the range: its leading `prefix` bits are the same. */
+function holds(range: AddressRange, bytes: Uint8Array): boolean {
+  let i = 0;
+  let left = range.prefix;
+  for (; left >= 8; i++, left -= 8) if (range.bytes[i] !== bytes[i]) return false;
+  return left === 0 || (bytes[i]! & ((0xff << (8 - left)) & 0xff)) === range.bytes[i];
 }

@@ -55,6 +55,20 @@ describe('addresses and ranges', () => {
     assert.equal(new AddressMatcher([]).matches('127.0.0.1'), false, 'an empty matcher allows nothing');
   });
 
+  test('an IPv4 client falls in an IPv6 range that holds its IPv4-mapped form; an IPv6 client in no IPv4 range', () => {
+    const holds = (list: string, address: string) => new AddressMatcher(parseAddressList(list).ranges).matches(address);
+    for (const list of ['::/0', '::/1', '::ffff:0:0/96', '::ffff:127.0.0.0/104', '::fffe:0:0/95', '0:0:0:0:0:ffff::/80']) {
+      assert.equal(holds(list, '127.0.0.1'), true, `127.0.0.1 in ${list}`);
+      assert.equal(holds(list, '::ffff:127.0.0.1'), true, `::ffff:127.0.0.1 in ${list}`);
+    }
+    for (const list of ['::/96', '::ffff:128.0.0.0/104', '2001:db8::/32', '::1', '64:ff9b::/96', '8000::/1']) {
+      assert.equal(holds(list, '127.0.0.1'), false, `127.0.0.1 not in ${list}`);
+    }
+    assert.equal(holds('0.0.0.0/0', '::1'), false);
+    assert.equal(holds('0.0.0.0/0', '2001:db8::1'), false);
+    assert.equal(holds('::/0', '2001:db8::1'), true);
+  });
+
   test("a key's list: duplicates folded, malformed entries named, at most 50", () => {
     assert.deepEqual(parseAllowedAddresses('10.0.0.1, 10.0.0.1/32,::ffff:10.0.0.1 10.0.0.0/8'), ['10.0.0.1', '10.0.0.0/8']);
     assert.deepEqual(parseAllowedAddresses(''), []);

@@ -85,6 +85,24 @@ describe('allowed addresses, the socket peer (no TRUST_PROXY)', () => {
     assert.equal((await from(ctx, '/catalogue/1', key, { remoteAddress: '198.51.100.1' })).statusCode, 200, 'an empty list: any address');
   });
 
+  test('an IPv4 client matches an IPv6 range that holds its IPv4-mapped form (::/0, ::ffff:0:0/96, ...)', async () => {
+    const key = keyOf(ctx, 'alice-second');
+    for (const range of ['::/0', '::/8', '::ffff:0:0/96', '::ffff:127.0.0.0/104', '::fffe:0:0/95']) {
+      await allow(ctx, 'alice-second', range);
+      assert.equal((await from(ctx, '/catalogue/1', key)).statusCode, 200, `127.0.0.1 in ${range}`);
+      assert.equal((await from(ctx, '/catalogue/1', key, { remoteAddress: '::ffff:127.0.0.1' })).statusCode, 200, `::ffff:127.0.0.1 in ${range}`);
+    }
+    // Ranges that do not hold ::ffff:127.0.0.1: refused, naming the address as IPv4.
+    for (const range of ['::ffff:128.0.0.0/104', '2001:db8::/32', '::/96', '::ffff:0:0/128', '64:ff9b::/96']) {
+      await allow(ctx, 'alice-second', range);
+      refusedFrom(await from(ctx, '/catalogue/1', key), '127.0.0.1');
+    }
+    // And an IPv6 client still matches only IPv6 ranges: no IPv4 rule lets it in.
+    await allow(ctx, 'alice-second', '0.0.0.0/0');
+    refusedFrom(await from(ctx, '/catalogue/1', key, { remoteAddress: '2001:db8::1' }), '2001:db8::1');
+    await allow(ctx, 'alice-second', '');
+  });
+
   test('without TRUST_PROXY, X-Forwarded-For is ignored', async () => {
     await allow(ctx, 'alice-second', '203.0.113.7');
     refusedFrom(await from(ctx, '/me', keyOf(ctx, 'alice-second'), { forwardedFor: '203.0.113.7' }), '127.0.0.1');
