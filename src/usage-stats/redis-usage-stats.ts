@@ -12,6 +12,7 @@
  * script decodes with Redis's own cjson: as separate arguments (~15 a request) ioredis wrote each into a
  * string of its own, and the flush cost a request as much CPU again as the rest of its statistics.
  * Reads of many days or keys (the day outcomes, usage in depth) sum their hashes in a script, 100 hashes a call.
+ * The scripts' text is redis-usage-stats-scripts.ts; a flush's calls are built by redis-stats-writes.ts.
  *
  * The account's day totals (`acct:<day>`: the day buckets' fields and the outcomes as `o:<outcome>`, summed
  * over its keys) are written in the same call as its keys' counts (an account's writes are never split
@@ -28,254 +29,20 @@
  */
 import { Cluster } from 'ioredis';
 import { connectRedis, redisReady, type RedisTarget, type ScriptedRedis } from '../metering/redis-client.js';
-import { lineOfStored, storedLineOf } from './request-log-lines.js';
-import { HOURS_KEPT_MS, outcomeField } from './usage-buckets.js';
-import { BufferedUsageStats, StatsWriteError } from './buffered-usage-stats.js';
+import { logLineOfItem } from './request-log-lines.js';
 import { daysBetween } from '../metering/periods.js';
-import {
-  addField,
-  outcomesByDay,
-  REJECTIONS_KEPT,
-  REQUEST_LOG_KEPT,
-  REQUEST_LOG_MS,
-  type DayOutcomes,
-  type LastUse,
-  type Rejection,
-  type RequestLogEntry,
-  type StatsBatch,
-} from './usage-stats.js';
+import { BufferedUsageStats, StatsWriteError } from './buffered-usage-stats.js';
+import { COMPLETE, DAYS_KEPT_S, SCRIPTS, SUM_KEYS_PER_CALL } from './redis-usage-stats-scripts.js';
+import { statsCallsOf } from './redis-stats-writes.js';
+import { addField, outcomesByDay, REJECTIONS_KEPT, REQUEST_LOG_KEPT, type DayOutcomes, type LastUse, type Rejection, type RequestLogEntry, type StatsBatch } from './usage-stats.js';
 
 const COMMAND_TIMEOUT_MS = 1000;
-const DAYS_KEPT_S = 400 * 86_400;
-const REJECTIONS_KEPT_S = 90 * 86_400;
-const HOURS_KEPT_S = HOURS_KEPT_MS / 1000;
-const LOG_KEPT_S = REQUEST_LOG_MS / 1000;
-/** An hour's period (`2026-11-24T08`) is 13 characters, a day's 10. */
-const isHour = (period: string) => period.length === 13;
-
-/**
- * A request log item read back: an array (storedLineOf), or an object as written before 2026-11-28 (the
- * same fields by name); null for anything else (a value changed by hand), which is left out.
- */
-function logLineOfItem(item: string): RequestLogEntry | null {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(item);
-  } catch {
-    return null;
-  }
-  if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
-    const o = parsed as Record<string, unknown>;
-    parsed = [o.at, o.method, o.path, o.status, o.error, o.outcome, o.durationMs, o.address, o.requestId];
-  }
-  return lineOfStored(parsed);
-}
+/** Accounts whose `totals-since` a process holds (read) or knows it set (written); past this, it starts again. */
+const TOTALS_SINCE_HELD = 10_000;
 
 /** The day after `day` (`2026-11-24` -> `2026-11-25`), and the day before. */
 const dayAfter = (day: string) => new Date(Date.parse(`${day}T00:00:00.000Z`) + 86_400_000).toISOString().slice(0, 10);
 const dayBefore = (day: string) => new Date(Date.parse(`${day}T00:00:00.000Z`) - 86_400_000).toISOString().slice(0, 10);
-
-// KEYS: the hashes and lists written (one hash slot on a cluster). ARGV[1]: a JSON array of strings, the
-// operations one after another, each naming its key by index into KEYS; ARGV[2] on: the lists' items, each an
-// argument of its own (inside ARGV[1] each item, itself JSON, was encoded again, every quote escaped: a
-// request log line cost the writer 2.5 µs more, half again what its first encoding cost):
-//   h <key> <n> <field> <by> ...   a day's hash: HINCRBY each field; EXPIRE when a field was created (below)
-//   H <key> <n> <field> <by> ...   the same for an hour's hash
-//   l <key> <n> <from>             a request log: LPUSH the n items from ARGV[from] (oldest first: the newest
-//                                  ends at the head), LTRIM when the list grew past what is kept (LPUSH answers
-//                                  its length), EXPIRE
-//   r <key> <n> <from>             the same for a key's rejections
-//   u <key> <key id> <at ms> <address>  the last use "<at ms> <address>", replaced only by one at least as
-//                                       recent; EXPIRE at the key's first use of a UTC day (below)
-//   s <key> <value>                SET the key to the value unless it is set (an account's totals-since)
-// How long each kind is kept, and how many items a list keeps, are written into the script's text, as the
-// meter's constants are: an argument costs the writer a string to encode and the script one to decode, and
-// these were 7 of the ~45 a request.
-// A hash of counts is named by its period (a day or an hour), so it gets its expiry when it is created, as the
-// meter's counts do, not at every write: a field whose count after HINCRBY is what was added was just created
-// (counts only grow), and a hash is created with its first field. An item GET's statistics made 5.7 EXPIREs a
-// request beside 7.5 HINCRBYs (INFO commandstats, 10,000 keys), nearly all of hashes that had their expiry.
-// The last uses (a hash per account, a field per key) had their expiry set at every write: 3 of the ~10
-// commands an item GET's statistics ran at 10,000 keys (INFO commandstats, 2026-11-28). It is set again when
-// a key's last use moves to another UTC day (or is new): every write follows one that set it within the day
-// before, so the hash is kept at least its time to live less a day after its latest write.
-const STATS_WRITE = `
-local OPS = cjson.decode(ARGV[1])
-local i = 1
-local n = #OPS
-while i <= n do
-  local op = OPS[i]
-  local key = KEYS[tonumber(OPS[i + 1])]
-  if op == 'h' or op == 'H' then
-    local count = tonumber(OPS[i + 2])
-    i = i + 3
-    local created = false
-    for _ = 1, count do
-      local by = OPS[i + 1]
-      if redis.call('HINCRBY', key, OPS[i], by) == tonumber(by) then created = true end
-      i = i + 2
-    end
-    if created then redis.call('EXPIRE', key, op == 'h' and ${DAYS_KEPT_S} or ${HOURS_KEPT_S}) end
-  elseif op == 'l' or op == 'r' then
-    local keep = op == 'l' and ${REQUEST_LOG_KEPT} or ${REJECTIONS_KEPT}
-    local count = tonumber(OPS[i + 2])
-    local from = tonumber(OPS[i + 3])
-    i = i + 4
-    local length = redis.call('LPUSH', key, unpack(ARGV, from, from + count - 1))
-    if length > keep then redis.call('LTRIM', key, 0, keep - 1) end
-    redis.call('EXPIRE', key, op == 'l' and ${LOG_KEPT_S} or ${REJECTIONS_KEPT_S})
-  elseif op == 'u' then
-    local keyId, at, address = OPS[i + 2], OPS[i + 3], OPS[i + 4]
-    i = i + 5
-    local current = redis.call('HGET', key, keyId)
-    local previous = current and tonumber(string.match(current, '^(%d+)'))
-    if (not previous) or previous <= tonumber(at) then
-      redis.call('HSET', key, keyId, at .. ' ' .. address)
-      if (not previous) or math.floor(previous / 86400000) ~= math.floor(tonumber(at) / 86400000) then
-        redis.call('EXPIRE', key, ${DAYS_KEPT_S})
-      end
-    end
-  elseif op == 's' then
-    redis.call('SET', key, OPS[i + 2], 'EX', ${DAYS_KEPT_S}, 'NX')
-    i = i + 3
-  else
-    return redis.error_reply('STATS_WRITE: unknown operation ' .. tostring(op))
-  end
-end
-return 1
-`;
-
-/**
- * Commands in one call of STATS_WRITE on one Redis: Redis serves no one else while a script runs, so a
- * busy flush (thousands of fields) goes as several calls, each about as long as a pipeline's batch.
- */
-const COMMANDS_PER_CALL = 1000;
-
-/** One call of STATS_WRITE being built: its keys (each once) and its operations. */
-class StatsCall {
-  readonly keys: string[] = [];
-  /** Strings only: the script reads them as it would ARGV. */
-  readonly args: string[] = [];
-  /** The lists' items: ARGV from 2 on. */
-  readonly items: string[] = [];
-  /** Redis commands the call will run: what COMMANDS_PER_CALL bounds. */
-  commands = 0;
-  private readonly index = new Map<string, number>();
-
-  private keyOf(key: string): string {
-    let i = this.index.get(key);
-    if (i === undefined) {
-      this.keys.push(key);
-      i = this.keys.length;
-      this.index.set(key, i);
-    }
-    return String(i);
-  }
-
-  /** Counts added to a day's hash (`H`: an hour's). */
-  hincr(key: string, hour: boolean, fields: ReadonlyMap<string, number>): void {
-    this.args.push(hour ? 'H' : 'h', this.keyOf(key), String(fields.size));
-    for (const [field, by] of fields) this.args.push(field, String(by));
-    this.commands += fields.size + 1;
-  }
-
-  /** Items pushed onto a key's request log (`l`) or its rejections (`r`). */
-  push(list: 'l' | 'r', key: string, items: readonly string[]): void {
-    this.args.push(list, this.keyOf(key), String(items.length), String(this.items.length + 2));
-    for (const item of items) this.items.push(item);
-    this.commands += 3;
-  }
-
-  setIfUnset(key: string, value: string): void {
-    this.args.push('s', this.keyOf(key), value);
-    this.commands += 1;
-  }
-
-  lastUse(key: string, keyId: number, at: number, address: string): void {
-    this.args.push('u', this.keyOf(key), String(keyId), String(at), address);
-    this.commands += 3;
-  }
-
-  /** The script's arguments: the number of keys, the keys, the operations as one JSON string, the lists' items. */
-  arguments(): string[] {
-    return [String(this.keys.length), ...this.keys, JSON.stringify(this.args), ...this.items];
-  }
-}
-
-/** One account's writes of a flush, before they are put into calls: hashes grouped, so each expires once. */
-interface AccountWrites {
-  hashes: Map<string, { hour: boolean; fields: Map<string, number> }>;
-  emit: Array<(call: StatsCall) => void>;
-}
-
-// KEYS: hashes of one account (one hash slot). ARGV: the group of each key (a day or an hour), in the same
-// order. Returns "group NUL field NUL sum NUL ...": the hashes' fields summed per group, as one string (groups
-// and fields are names shelfapi makes, never holding a NUL). As an array of three strings per sum, the client
-// spent 14% of a 90-day overview's CPU building the strings one by one (docs/performance.md). The overview's
-// 90 days of 20 keys were 1,800 HGETALLs (and 1,820 more for the outcomes), each read and parsed by the
-// client (~15 µs of its CPU each). A call takes at most SUM_KEYS_PER_CALL keys, so that Redis, which runs a
-// script without serving anyone else, is held about as long as by a pipeline's batch of commands.
-const SUM_HASHES = `
-local sums = {}
-for i, key in ipairs(KEYS) do
-  local group = ARGV[i]
-  local into = sums[group]
-  if into == nil then
-    into = {}
-    sums[group] = into
-  end
-  local fields = redis.call('HGETALL', key)
-  for j = 1, #fields, 2 do
-    local field = fields[j]
-    into[field] = (into[field] or 0) + tonumber(fields[j + 1])
-  end
-end
-local out = {}
-for group, fields in pairs(sums) do
-  for field, n in pairs(fields) do
-    out[#out + 1] = group
-    out[#out + 1] = field
-    out[#out + 1] = string.format('%.0f', n)
-  end
-end
-return table.concat(out, '\\0')
-`;
-/** Hashes summed per script call: one key's 90 days. */
-const SUM_KEYS_PER_CALL = 100;
-
-/** Accounts whose `totals-since` a process holds (read) or knows it set (written); past this, it starts again. */
-const TOTALS_SINCE_HELD = 10_000;
-
-// KEYS: 1 an account's day total, then its keys' hashes of that day. ARGV: 1 the total's time to live in ms,
-// then per key hash its fields' prefix (`` for the usage buckets, `o:` for the outcomes). Replaces the total
-// with the keys' sum and marks it complete (`_c`), unless it is already: one script, so no flush (itself one
-// script per account) falls between the sum and the write, and one that comes after adds to a complete total.
-const FILL_TOTAL = `
-if redis.call('HEXISTS', KEYS[1], '_c') == 1 then return 0 end
-local sums = {}
-for i = 2, #KEYS do
-  local prefix = ARGV[i]
-  local fields = redis.call('HGETALL', KEYS[i])
-  for j = 1, #fields, 2 do
-    local field = prefix .. fields[j]
-    sums[field] = (sums[field] or 0) + tonumber(fields[j + 1])
-  end
-end
-redis.call('DEL', KEYS[1])
-local args = { '_c', '1' }
-for field, n in pairs(sums) do
-  args[#args + 1] = field
-  args[#args + 1] = string.format('%.0f', n)
-end
-redis.call('HSET', KEYS[1], unpack(args))
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
-return 1
-`;
-
-/** The field that marks an account's day total filled from its keys' hashes (FILL_TOTAL). */
-const COMPLETE = '_c';
-
-const SCRIPTS = { statsWrite: { lua: STATS_WRITE }, statsSumHashes: { lua: SUM_HASHES }, statsFillTotal: { lua: FILL_TOTAL } };
 
 export class RedisUsageStats extends BufferedUsageStats {
   private readonly redis: ScriptedRedis<keyof typeof SCRIPTS>;
@@ -305,9 +72,7 @@ export class RedisUsageStats extends BufferedUsageStats {
   }
 
   /** `<prefix>stats:{<account>}:<rest>`: the braces make Redis Cluster hash only the account id. */
-  private key(accountId: number, ...rest: Array<string | number>): string {
-    return `${this.prefix}stats:{${accountId}}:${rest.join(':')}`;
-  }
+  private readonly key = (accountId: number, ...rest: Array<string | number>): string => `${this.prefix}stats:{${accountId}}:${rest.join(':')}`;
 
   /** The first day whose account totals are complete, or null when no release writing them has written for the account yet. */
   private async totalsCompleteSince(accountId: number): Promise<string | null> {
@@ -322,90 +87,12 @@ export class RedisUsageStats extends BufferedUsageStats {
   }
 
   protected async write(batch: StatsBatch): Promise<void> {
-    const accounts = new Map<number, AccountWrites>();
-    const of = (accountId: number): AccountWrites => {
-      let writes = accounts.get(accountId);
-      if (writes === undefined) {
-        writes = { hashes: new Map(), emit: [] };
-        accounts.set(accountId, writes);
-      }
-      return writes;
-    };
-    const hashOf = (accountId: number, key: string, hour = false): Map<string, number> => {
-      const hashes = of(accountId).hashes;
-      let hash = hashes.get(key);
-      if (hash === undefined) {
-        hash = { hour, fields: new Map() };
-        hashes.set(key, hash);
-      }
-      return hash.fields;
-    };
-    const add = (fields: Map<string, number>, field: string, by: number) => fields.set(field, (fields.get(field) ?? 0) + by);
-    // Each account's newest day with totals written here (for its totals-since, below).
-    const newest = new Map<number, string>();
-    // The rows of one key and period come together (BucketCounts), and a day's total serves all of an
-    // account's rows of that day: each hash's key is made and looked up once for them, not once a row.
-    let total = { accountId: -1, day: '', fields: new Map<string, number>() };
-    const totalOf = (accountId: number, day: string): Map<string, number> => {
-      if (total.accountId !== accountId || total.day !== day) {
-        total = { accountId, day, fields: hashOf(accountId, this.key(accountId, 'acct', day)) };
-        if (day > (newest.get(accountId) ?? '')) newest.set(accountId, day);
-      }
-      return total.fields;
-    };
-    for (const o of batch.outcomes) {
-      add(hashOf(o.accountId, this.key(o.accountId, 'out', o.keyId, o.day)), o.outcome, o.requests);
-      add(totalOf(o.accountId, o.day), outcomeField(o.outcome), o.requests);
-    }
-    let use = { keyId: -1, period: '', fields: new Map<string, number>() };
-    for (const b of batch.buckets) {
-      if (use.keyId !== b.keyId || use.period !== b.period) {
-        const key = this.key(b.accountId, 'use', b.keyId, b.period);
-        use = { keyId: b.keyId, period: b.period, fields: hashOf(b.accountId, key, isHour(b.period)) };
-      }
-      add(use.fields, b.field, b.requests);
-      if (!isHour(b.period)) add(totalOf(b.accountId, b.period), b.field, b.requests);
-    }
-    // An account's first totals name the first day they are complete for (set only if unset: the first
-    // writer's stays): the day after its newest day here, so that servers of a release before, which write
-    // no totals, have stopped by then (a rolling restart). It expires as the days do: once it has, no day of
-    // the release before is left, and the next flush names a later day (the days between, complete, are
-    // filled again from the keys' hashes: the same sums).
-    for (const [accountId, day] of newest) {
-      if (this.marked.has(accountId)) continue;
-      const key = this.key(accountId, 'totals-since');
-      const value = this.totalsFrom ?? dayAfter(day);
-      of(accountId).emit.push((call) => call.setIfUnset(key, value));
-    }
-    for (const u of batch.lastUse) {
-      const key = this.key(u.accountId, 'lastuse');
-      of(u.accountId).emit.push((call) => call.lastUse(key, u.keyId, u.at, u.address ?? ''));
-    }
-    for (const r of batch.rejections) {
-      const key = this.key(r.accountId, 'rejections', r.keyId);
-      const items = r.items.map((item) => JSON.stringify(item));
-      of(r.accountId).emit.push((call) => call.push('r', key, items));
-    }
-    for (const l of batch.log) {
-      const key = this.key(l.accountId, 'log', l.keyId);
-      // A key unused for 7 days loses its log. A line as an array (request-log-lines.ts), as SQLite stores it.
-      const items = l.items.map((item) => JSON.stringify(storedLineOf(item)));
-      of(l.accountId).emit.push((call) => call.push('l', key, items));
-    }
-
-    // One Redis: the accounts share calls of up to COMMANDS_PER_CALL. A cluster: a call per account (its slot).
-    const cluster = this.redis instanceof Cluster;
-    const calls: Array<{ call: StatsCall; accounts: number[] }> = [];
-    for (const [accountId, writes] of accounts) {
-      let last = calls.at(-1);
-      if (last === undefined || cluster || last.call.commands >= COMMANDS_PER_CALL) {
-        last = { call: new StatsCall(), accounts: [] };
-        calls.push(last);
-      }
-      last.accounts.push(accountId);
-      for (const [key, hash] of writes.hashes) last.call.hincr(key, hash.hour, hash.fields);
-      for (const emit of writes.emit) emit(last.call);
-    }
+    const { calls, accounts, newest } = statsCallsOf(
+      batch,
+      this.key,
+      (accountId, day) => (this.marked.has(accountId) ? null : (this.totalsFrom ?? dayAfter(day))),
+      this.redis instanceof Cluster,
+    );
     // One array argument (ioredis flattens it): an account's flush after an outage can hold 100,000 records,
     // too many keys to spread into a call ("Maximum call stack size exceeded"). A turn of the event loop
     // between calls: the client turns each call's thousands of arguments into the protocol at once, and a
@@ -430,7 +117,7 @@ export class RedisUsageStats extends BufferedUsageStats {
     for (const accountId of newest.keys()) if (!failed.has(accountId)) this.marked.add(accountId);
     if (failed.size === 0) return;
     // Only the accounts whose call failed are kept for the next flush: the others' calls ran.
-    if (failed.size === accounts.size) throw first;
+    if (failed.size === accounts) throw first;
     throw new StatsWriteError(first, failed);
   }
 

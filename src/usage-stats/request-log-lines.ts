@@ -1,7 +1,7 @@
 /**
  * A request log line as it is stored: in a SQLite or PostgreSQL chunk (request-log-chunks.ts) and as an item of
- * a key's Redis list (redis-usage-stats.ts). A module of its own, so that the Redis writer loads no query
- * builder.
+ * a key's Redis list (redis-usage-stats.ts, read back by logLineOfItem). A module of its own, so that the
+ * Redis writer loads no query builder.
  */
 import { isOutcome, type LogOutcome, type RequestLogEntry } from './usage-stats.js';
 
@@ -21,4 +21,22 @@ export function lineOfStored(line: unknown): RequestLogEntry | null {
   if (!isText(outcome) || !(outcome === 'not_counted' || isOutcome(outcome)) || typeof durationMs !== 'number') return null;
   if (!isTextOrNull(address) || !isText(requestId)) return null;
   return { at, method, path, status, error, outcome: outcome as LogOutcome, durationMs, address, requestId };
+}
+
+/**
+ * A request log item read back: an array (storedLineOf), or an object as written before 2026-11-28 (the
+ * same fields by name); null for anything else (a value changed by hand), which is left out.
+ */
+export function logLineOfItem(item: string): RequestLogEntry | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(item);
+  } catch {
+    return null;
+  }
+  if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
+    const o = parsed as Record<string, unknown>;
+    parsed = [o.at, o.method, o.path, o.status, o.error, o.outcome, o.durationMs, o.address, o.requestId];
+  }
+  return lineOfStored(parsed);
 }
