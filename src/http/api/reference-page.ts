@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyReply } from 'fastify';
 import type { App } from '../app-types.js';
-import { ALLOW } from './api-pipeline.js';
+import { ALLOW } from './api-methods.js';
 import { notFound } from '../errors.js';
 
 export const DOCS_PATH = '/developer/docs';

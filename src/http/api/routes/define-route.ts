@@ -8,7 +8,7 @@ import type { Static, TObject, TSchema } from 'typebox';
 import { DeadlineExceededError, settleBy } from '../../../deadline.js';
 import { scopeOf, type Endpoint } from '../../../domain/scopes.js';
 import type { App } from '../../app-types.js';
-import { ALLOW } from '../api-pipeline.js';
+import { ALLOW } from '../api-methods.js';
 import type { ErrorCode } from '../../errors.js';
 import { ConditionalHeaders, errorResponses, NoQuery } from '../schemas.js';
 import { notModifiedResponse, successResponseHeaders } from '../response-headers.js';
