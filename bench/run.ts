@@ -8,7 +8,8 @@
  * Then streams the whole CSV export from each store while other requests are served (from the store, then
  * from the price guide file each server writes, then filtered by a platform), and reports rows per second,
  * the server's peak RSS and its event-loop delay.
- * Results go to bench/results/*.json and a table to docs/performance.md.
+ * Results go to bench/results/*.json, and the full run's tables to bench/results/latest.md; docs/performance.md
+ * holds one table of today's figures, copied from a run by hand. BENCH_ONLY picks a shorter run (below).
  *
  * Last, the flood scenario (bench/flood.ts): one account at 200 connections beside another, on SQLite,
  * PostgreSQL metering, PostgreSQL + Redis and two servers on one database. BENCH_ONLY=flood runs only that
@@ -29,27 +30,40 @@ import { seededRandom } from '../src/demo/random.js';
 import { FLOOD_MODES, floodTable, runFloods, type FloodMode, type FloodServer } from './flood.js';
 
 const DATA = join(ROOT, 'bench', '.data');
-const ITEMS = Number(process.env.BENCH_ITEMS ?? 1_000_000);
-const DURATION = process.env.BENCH_DURATION ?? '10s';
+/**
+ * `search`: only the data-drawn search and mixed scenarios (no baseline or exports); `flood`: only the flood
+ * scenario; `workers`: only item GET with `serve --workers 1` and `--workers 2`, against the baseline;
+ * `ratios`: only the baseline, its floors, and item GET and `/me` on each store; `quick`: the figures of
+ * docs/performance.md's table in a few minutes (item GET, `/me`, list pages and the ten-term search on each
+ * store, 20,000 items, 5 s each beside the baseline, then the flood); `ab`: the same server with each of the
+ * settings of BENCH_AB in turns (see runAb); `pages`: only bench/settings-pages.ts (the settings pages of an
+ * account with 20 keys, 90 days of statistics and a full request log).
+ */
+const ONLY = process.env.BENCH_ONLY ?? '';
+const SHORT = ONLY === 'quick' || ONLY === 'ab';
+const ITEMS = Number(process.env.BENCH_ITEMS ?? (SHORT ? 20_000 : 1_000_000));
+const DURATION = process.env.BENCH_DURATION ?? (ONLY === 'quick' ? '5s' : ONLY === 'ab' ? '8s' : '10s');
 /**
  * Long enough for a fresh server to have seen its keys: the item GET is the first scenario on each server,
  * and with 3 s it measured that server's first pass over 10,000 keys (a PostgreSQL read per principal, the
  * hour's new statistics hashes) where /me, after it, did not: PostgreSQL + Redis item GETs 2,135 a second
  * with 3 s, 2,921 with 10 s (2026-11-27, docs/performance.md). 10 s at these rates touches ~92% of the keys.
  */
-const WARMUP = process.env.BENCH_WARMUP ?? '10s';
-/**
- * `search`: only the data-drawn search and mixed scenarios (no baseline, export or docs update); `flood`:
- * only the flood scenario (its own block of docs/performance.md); `workers`: only item GET with
- * `serve --workers 1` and `--workers 2`, against the baseline (no docs update); `ratios`: only the baseline,
- * its floors, and item GET and `/me` on each store: a short run for the ratios (no searches, latency runs,
- * exports or docs update); `pages`: only bench/settings-pages.ts (the settings pages of an account with 20
- * keys, 90 days of statistics and a full request log; no docs update).
- */
-const ONLY = process.env.BENCH_ONLY ?? '';
+const WARMUP = process.env.BENCH_WARMUP ?? (ONLY === 'quick' ? '5s' : ONLY === 'ab' ? '8s' : '10s');
 const FLOOD_DURATION = process.env.BENCH_FLOOD_DURATION ?? '10s';
 const FLOOD_MODE_LIST = (process.env.BENCH_FLOOD_MODES ?? FLOOD_MODES.join('|')).split('|') as FloodMode[];
 const RATIO_SCENARIOS = new Set(['GET /catalogue/:id', 'GET /catalogue/:id, keys with allowed addresses', 'GET /me']);
+/** The scenarios of BENCH_ONLY=quick: docs/performance.md's table. */
+const QUICK_SCENARIOS = new Set(['GET /catalogue/:id', 'GET /me', 'GET /prices?platform=', 'GET /catalogue?search=']);
+/**
+ * BENCH_ONLY=ab: settings to compare, `;` between them, each a space-separated list of NAME=VALUE given to the
+ * server's environment (an empty one: the server as it is), e.g. `STATS_THREAD=on;STATS_THREAD=off`. Run in
+ * turns (A B A B ...) BENCH_AB_RUNS times (2), each on a fresh server, with BENCH_AB_SCENARIOS (`|` between
+ * scenario names; item GET and `/me` by default), each measured beside the baseline.
+ */
+const AB_VARIANTS = (process.env.BENCH_AB ?? '').split(';').map((v) => v.trim());
+const AB_RUNS = Number(process.env.BENCH_AB_RUNS ?? 2);
+const AB_SCENARIOS = new Set((process.env.BENCH_AB_SCENARIOS ?? 'GET /catalogue/:id|GET /me').split('|'));
 /**
  * The allowed addresses of the "keys with allowed addresses" scenario: ten IPv4 ranges, the bench's client
  * (127.0.0.1) in the last, so each request walks the whole list. Most lists owners set are shorter.
@@ -651,7 +665,6 @@ async function main(): Promise<void> {
   if (ONLY === 'flood') {
     const table = await floodRun(new Date().toISOString().replace(/[:.]/g, '-'));
     process.stdout.write(`\n${table}\n`);
-    updateFloodDoc(new Date().toISOString(), table);
     return;
   }
 
@@ -669,14 +682,15 @@ async function main(): Promise<void> {
     writeFileSync(collector, `${keys.collector}\n`);
     // The searches and the workers' comparison use the bench keys only.
     const limited = join(DATA, `${store}-limited-keys.txt`);
-    if (ONLY !== 'search' && ONLY !== 'workers') writeFileSync(limited, `${prepareLimitedKeys(store, urls[store as 'sqlite' | 'postgres']).join('\n')}\n`);
+    if (ONLY === '' || ONLY === 'ratios') writeFileSync(limited, `${prepareLimitedKeys(store, urls[store as 'sqlite' | 'postgres']).join('\n')}\n`);
     keyFiles[store] = { bench, collector, limited };
   }
 
   const guideDirs = { sqlite: join(DATA, 'price-guide-sqlite'), postgres: join(DATA, 'price-guide-postgres') };
-  const startSqlite = (exportDir = guideDirs.sqlite) => startShelfapi('sqlite', { DATABASE_URL: sqliteUrl, EXPORT_DIR: exportDir });
-  const startPostgres = (exportDir = guideDirs.postgres) =>
-    startShelfapi('postgres+redis', { DATABASE_URL: pgUrl, REDIS_URL: REDIS_URL, REDIS_KEY_PREFIX: REDIS_PREFIX, EXPORT_DIR: exportDir });
+  const startSqlite = (exportDir = guideDirs.sqlite, env: Record<string, string> = {}) =>
+    startShelfapi('sqlite', { DATABASE_URL: sqliteUrl, EXPORT_DIR: exportDir, ...env });
+  const startPostgres = (exportDir = guideDirs.postgres, env: Record<string, string> = {}) =>
+    startShelfapi('postgres+redis', { DATABASE_URL: pgUrl, REDIS_URL: REDIS_URL, REDIS_KEY_PREFIX: REDIS_PREFIX, EXPORT_DIR: exportDir, ...env });
 
   const rows: Row[] = [];
   const exports: Record<string, ExportResult> = {};
@@ -684,7 +698,9 @@ async function main(): Promise<void> {
   const searchRuns: SearchRun[] = [];
   const searchOnly = ONLY === 'search';
   const workersOnly = ONLY === 'workers';
-  const ratiosOnly = ONLY === 'ratios';
+  // quick and ab measure as ratios does (the baseline beside each scenario), over their own scenarios.
+  const ratiosOnly = ONLY === 'ratios' || ONLY === 'quick' || ONLY === 'ab';
+  const measured = ONLY === 'quick' ? QUICK_SCENARIOS : RATIO_SCENARIOS;
 
   let baseline: Baseline | null = null;
   if (!searchOnly) {
@@ -693,7 +709,7 @@ async function main(): Promise<void> {
     rows.push({ scenario: 'raw node:http, fixed body', target: 'baseline', result: base, ratio: 1, baselineRps: base.rps });
     // The floors: an item GET's response shape from raw node:http, then from one Fastify route, doing
     // nothing else. No server that sends these bytes on this machine can pass them.
-    for (const [mode, scenario] of workersOnly ? [] : ([
+    for (const [mode, scenario] of workersOnly || SHORT ? [] : ([
       ['headers', "raw node:http, an item GET's headers and body"],
       ['fastify', "one Fastify route, an item GET's headers and body"],
     ] as const)) {
@@ -719,13 +735,21 @@ async function main(): Promise<void> {
     }
     if (!ratiosOnly) searchRuns.push(await runSearches(store, urls[store], start, keyFiles[store]!, keys.bench[0]!));
     if (searchOnly || baseline === null) continue;
+    if (ONLY === 'ab') {
+      rows.push(...(await runAb(store, (env) => start(guideDirs[store], env), guideDirs[store], keyFiles[store]!, baseline)));
+      continue;
+    }
     let target = await start();
     // The price guide file is written in the background after start: not while the scenarios are measured.
     await guideWritten(guideDirs[store]);
+    let first = true;
     for (const scenario of SCENARIOS) {
-      if (ratiosOnly && !RATIO_SCENARIOS.has(scenario.name)) continue;
+      if (ratiosOnly && !measured.has(scenario.name)) continue;
       const keysFile = keyFiles[store]![scenario.keys];
       log(`${target.name}: ${scenario.name}`);
+      // A fresh server's first pass reads each key's principal once: quick's 5 s warm-up, twice for the first scenario.
+      if (first && ONLY === 'quick') wrk(target.base, scenario.paths, keysFile, WARMUP, CONNECTIONS, scenario.hotShare);
+      first = false;
       wrk(target.base, scenario.paths, keysFile, WARMUP, CONNECTIONS, scenario.hotShare);
       rows.push(baseline.beside(scenario.name, target.name, () => wrk(target.base, scenario.paths, keysFile, DURATION, CONNECTIONS, scenario.hotShare)));
     }
@@ -774,8 +798,9 @@ async function main(): Promise<void> {
     ),
   ].join('\n');
   if (workersOnly || ratiosOnly) {
-    writeFileSync(join(ROOT, 'bench', 'results', `${workersOnly ? 'workers' : 'ratios'}-${stamp}.json`), `${JSON.stringify(results, null, 2)}\n`);
+    writeFileSync(join(ROOT, 'bench', 'results', `${workersOnly ? 'workers' : ONLY}-${stamp}.json`), `${JSON.stringify(results, null, 2)}\n`);
     process.stdout.write(`\n${table}\n`);
+    if (ONLY === 'quick') process.stdout.write(`\n${await floodRun(stamp)}\n`);
     return;
   }
   if (searchOnly) {
@@ -802,23 +827,21 @@ async function main(): Promise<void> {
   process.stdout.write(`\n${table}\n\n${latencyTable}\n\n${searchTable}\n\n${exportTable}\n`);
   const flood = await floodRun(stamp);
   process.stdout.write(`\n${flood}\n`);
-  updateFloodDoc(results.date, flood);
-  updatePerformanceDoc(
+  writeLatest(
     results.date,
     machine,
     `${table}\n\nLatency of single requests (one connection, nothing queued):\n\n${latencyTable}\n\n${searchTable}`,
     exportTable,
+    flood,
   );
 }
 
-const BEGIN = '<!-- bench:begin -->';
-const END = '<!-- bench:end -->';
-
-function updatePerformanceDoc(date: string, machine: Record<string, unknown>, table: string, exportTable: string): void {
-  const path = join(ROOT, 'docs', 'performance.md');
-  mkdirSync(join(ROOT, 'docs'), { recursive: true });
-  const block = [
-    BEGIN,
+/**
+ * The full run's tables, as markdown, in bench/results/latest.md (beside latest.json): docs/performance.md
+ * holds one table of today's figures, copied from here by hand with the machine and the run named.
+ */
+function writeLatest(date: string, machine: Record<string, unknown>, table: string, exportTable: string, flood: string): void {
+  const text = [
     `Run of ${date}: ${ITEMS.toLocaleString('en-US')} catalogue items, ${CONNECTIONS} connections, ${DURATION} per scenario, ` +
       `wrk on the same machine (${String(machine.cpus)} cores, ${String(machine.cpuModel)}, Node ${String(machine.node)}).`,
     '',
@@ -828,27 +851,57 @@ function updatePerformanceDoc(date: string, machine: Record<string, unknown>, ta
       'while another asks for a random item every 5 ms:',
     '',
     exportTable,
-    END,
+    '',
+    flood,
+    '',
   ].join('\n');
-  const current = existsSync(path) ? readFileSync(path, 'utf8') : `# Performance\n\n${BEGIN}\n${END}\n`;
-  const start = current.indexOf(BEGIN);
-  const end = current.indexOf(END);
-  const next = start >= 0 && end > start ? current.slice(0, start) + block + current.slice(end + END.length) : `${current}\n${block}\n`;
-  writeFileSync(path, next);
+  writeFileSync(join(ROOT, 'bench', 'results', 'latest.md'), text);
 }
 
-const FLOOD_BEGIN = '<!-- bench:flood:begin -->';
-const FLOOD_END = '<!-- bench:flood:end -->';
-
-/** Replaces the flood block of docs/performance.md (added at the end the first time). */
-function updateFloodDoc(date: string, table: string): void {
-  const path = join(ROOT, 'docs', 'performance.md');
-  const block = [FLOOD_BEGIN, `Flood run of ${date}:`, '', table, FLOOD_END].join('\n');
-  const current = readFileSync(path, 'utf8');
-  const start = current.indexOf(FLOOD_BEGIN);
-  const end = current.indexOf(FLOOD_END);
-  const next = start >= 0 && end > start ? current.slice(0, start) + block + current.slice(end + FLOOD_END.length) : `${current.trimEnd()}\n\n${block}\n`;
-  writeFileSync(path, next);
+/**
+ * BENCH_ONLY=ab on one store: for each of BENCH_AB_RUNS rounds, each variant of BENCH_AB in turn on a fresh
+ * server (its settings added to the server's environment), each of AB_SCENARIOS warmed up then measured beside
+ * the baseline. The rows' target names the variant; compare a variant's ratios with the others' of the same round.
+ */
+async function runAb(
+  store: 'sqlite' | 'postgres',
+  start: (env: Record<string, string>) => Promise<Target>,
+  guideDir: string,
+  keyFiles: Record<Scenario['keys'], string>,
+  baseline: Baseline,
+): Promise<Row[]> {
+  const variants = AB_VARIANTS.map((text) => ({
+    label: text === '' ? 'as it is' : text,
+    env: Object.fromEntries(
+      text
+        .split(/\s+/)
+        .filter((pair) => pair !== '')
+        .map((pair) => {
+          const at = pair.indexOf('=');
+          if (at < 1) throw new Error(`BENCH_AB: expected NAME=VALUE, got ${JSON.stringify(pair)}`);
+          return [pair.slice(0, at), pair.slice(at + 1)];
+        }),
+    ),
+  }));
+  if (variants.length < 2) throw new Error('BENCH_AB: give at least two settings, separated by ";" (e.g. "STATS_THREAD=on;STATS_THREAD=off")');
+  const rows: Row[] = [];
+  for (let round = 1; round <= AB_RUNS; round++) {
+    for (const variant of variants) {
+      const target = await start(variant.env);
+      await guideWritten(guideDir);
+      for (const scenario of SCENARIOS) {
+        if (!AB_SCENARIOS.has(scenario.name)) continue;
+        const keysFile = keyFiles[scenario.keys];
+        const name = `${store}, ${variant.label}, round ${round}`;
+        log(`${name}: ${scenario.name}`);
+        wrk(target.base, scenario.paths, keysFile, WARMUP);
+        rows.push(baseline.beside(scenario.name, name, () => wrk(target.base, scenario.paths, keysFile, DURATION)));
+      }
+      target.child.kill('SIGTERM');
+      await new Promise((r) => target.child.once('exit', r));
+    }
+  }
+  return rows;
 }
 
 main()
