@@ -7,7 +7,7 @@
  *
  * Redis is not part of the PostgreSQL transaction. So its key prefix must hold nothing when the copy starts
  * (refused otherwise), and when the copy fails after writing some of it, every key under the prefix is
- * deleted again: no server may use that prefix while the copy runs (README, "Moving from SQLite").
+ * deleted again: no server may use that prefix while the copy runs (docs/operations.md, "Moving from SQLite").
  */
 import { Cluster, type Redis } from 'ioredis';
 import { sql, type Kysely } from 'kysely';

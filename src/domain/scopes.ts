@@ -1,5 +1,5 @@
 /**
- * The six scopes of the contract (the README's Authentication section; docs/contract.md, "Keys"), each
+ * The six scopes of the contract (the README's "Keys, plans and scopes"; docs/contract.md, "Keys"), each
  * with what it grants, in the owner's words, and the endpoints it opens: the one table the routes take
  * their scope from, and the OpenAPI document and the settings screen describe the scopes from. Endpoints
  * are written as the routes are.

@@ -116,7 +116,7 @@ async function quotaNotices(store: Store, meter: Meter, planLimits: Readonly<Rec
  * Keys used from an address they were not used from before: read from each live key's request log (its
  * last 100 requests of 7 days; src/usage-stats/usage-stats.ts), requests that got past the key check only (a
  * refused attempt, 401, is nobody's use). A key seen for the first time gets its addresses recorded as
- * known, without a notice: its first address is not news. Run often enough (the README's cron line: every
+ * known, without a notice: its first address is not news. Run often enough (docs/operations.md's cron line: every
  * 15 minutes) that a key's last 100 requests span the time between two runs. Keys with allowed addresses
  * are left out, as the contract says: where they may be used from is the owner's own choice.
  */

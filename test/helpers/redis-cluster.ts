@@ -72,7 +72,7 @@ export async function startRedisCluster(masters = 3): Promise<PrivateRedisCluste
           '--bind', '127.0.0.1',
           '--cluster-enabled', 'yes',
           '--cluster-config-file', join(dir, `nodes-${port}.conf`),
-          // A master that stops answering must not take the accounts of the others with it (see README).
+          // A master that stops answering must not take the accounts of the others with it (docs/operations.md, "Redis Cluster").
           '--cluster-require-full-coverage', 'no',
           '--save', '',
           '--appendonly', 'no',

@@ -230,7 +230,7 @@ describe('a change of the list, on the next request, on every server', () => {
     await sql`update api_keys set allowed_addresses = '10.0.0.0/8' where id = ${await keyIdOf(ctx, 'bob')}`.execute(ctx.store.db);
     assert.equal(await version(), before + 1);
     // Typed into SQL, not through the services: on PostgreSQL + Redis a server holding the key's principal
-    // learns of it from the NOTIFY, within a second (README, "Running many servers"); elsewhere at once.
+    // learns of it from the NOTIFY, within a second (docs/operations.md, "How a change reaches every server"); elsewhere at once.
     let answer = await from({ app: appB }, '/me', key);
     await within(1000, 'refused on the other server', async () => (answer = await from({ app: appB }, '/me', key)).statusCode === 401);
     refusedFrom(answer, '127.0.0.1');

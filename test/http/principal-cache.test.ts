@@ -102,7 +102,7 @@ describe('principals held per server', () => {
     await ctx.store.db.updateTable('api_keys').set({ revoked_at: new Date(ctx.clock.now()).toISOString() }).where('id', '=', bobKey).execute();
     if (holdsPrincipals(appB)) {
       // PostgreSQL + Redis: no request reads PostgreSQL while its principal is current; the change reaches
-      // Redis through the NOTIFY of migration 0014, within a second (README, "Running many servers").
+      // Redis through the NOTIFY of migration 0014, within a second (docs/operations.md, "How a change reaches every server").
       for (const server of ['B', 'A'] as const) {
         await within(1000, `refused on ${server}`, async () => (await on[server]('/me', 'bob')).statusCode === 401);
       }

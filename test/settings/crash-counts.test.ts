@@ -1,7 +1,7 @@
 // A key's counted requests on its details page after the server is killed (issue 18, item 5): the meter
 // loses nothing, while the per-key statistics hold their records a moment before writing them. The page's
 // "Counted" series comes from the meter, so after a SIGKILL and a new start it shows what /me and
-// `keys usage` show; the other outcomes may lose what was held (README, "Statistics").
+// `keys usage` show; the other outcomes may lose what was held (docs/operations.md, "The owners' statistics are not the quota").
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

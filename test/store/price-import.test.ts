@@ -76,7 +76,7 @@ interface PriceData {
 }
 
 async function currentPrice(ctx: TestContext, id: number): Promise<PriceData> {
-  // PostgreSQL + Redis: an import is served within a second (README, "Running many servers").
+  // PostgreSQL + Redis: an import is served within a second (docs/operations.md, "How a change reaches every server").
   await dataSeenBy(ctx);
   const response = await ctx.get(`${V1}/prices/${id}`);
   assert.equal(response.statusCode, 200, response.body);
