@@ -1,6 +1,8 @@
 import createClient, { type Client, type Middleware } from 'openapi-fetch';
 import { priceRows } from './csv.js';
+import { boundedStream, deadlineMiddleware, MAX_TIMEOUT_SECONDS, requestDeadline, responseDeadline, scrubbed } from './deadline.js';
 import { ShelfApiError } from './errors.js';
+import { redactor, type Redact } from './redact.js';
 import { retryMiddleware, type RetryEvent } from './retry.js';
 import {
   API_PREFIX,
@@ -14,16 +16,32 @@ import {
   type ShelfPaths,
 } from './types.js';
 
-/** A 2xx without the body the API always sends with it (a proxy in the way, say). */
-function withoutBody(response: Response): ShelfApiError {
+/** A 2xx without the JSON body the API always sends with it (a proxy in the way, say). */
+function withoutBody(response: Response, redact: Redact): ShelfApiError {
+  const requestId = response.headers.get('x-request-id');
   return new ShelfApiError({
     status: response.status,
     code: 'unexpected_response',
-    message: `HTTP ${response.status} without a body`,
-    requestId: response.headers.get('x-request-id'),
+    message: `HTTP ${response.status} without the JSON body the API sends`,
+    requestId: requestId === null ? null : redact(requestId),
     retryAfterSeconds: null,
-    url: response.url,
+    url: redact(response.url),
   });
+}
+
+/** Seconds for a whole call: connecting, the answer and its body, every retry and wait between them. */
+const DEFAULT_TIMEOUT_SECONDS = 30;
+/**
+ * The longest `Retry-After` waited out (a burst wait is at most 60 s); a longer one is thrown at once
+ * with its `retryAfterSeconds`: a proxy's "99999999" or a date in the year 9999 must not hang a script.
+ */
+const DEFAULT_MAX_RETRY_WAIT_SECONDS = 60;
+
+function seconds(name: string, value: number, allowZero: boolean): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (value === 0 && !allowZero)) {
+    throw new TypeError(`createShelfClient: ${name} must be a finite number of seconds ${allowZero ? '>= 0' : '> 0'}`);
+  }
+  return value;
 }
 
 export interface ShelfClientOptions {
@@ -33,6 +51,14 @@ export interface ShelfClientOptions {
   apiKey: string;
   /** Retries of a `429 rate_limited` or a `503`, each after `Retry-After` (default 3; 0 turns retrying off). */
   maxRetries?: number;
+  /**
+   * Seconds a whole call may take (default 30): connecting, the answer and its body, retries and the
+   * waits between them; past it the call throws a `ShelfTimeoutError`. For the CSV export, the time your
+   * code spends between reads of the stream is not counted.
+   */
+  timeout?: number;
+  /** The longest `Retry-After` waited out, in seconds (default 60); a longer one is thrown at once. */
+  maxRetryWait?: number;
   /** A `fetch` to use instead of the global one (to log, to add a proxy agent, in tests to count calls). */
   fetch?: (request: Request) => Promise<Response>;
   /** Told before every wait, e.g. to print "rate limited, waiting 42 s". */
@@ -82,7 +108,7 @@ export interface ShelfClient {
  */
 type LooseGet = (
   path: string,
-  init: { params: { path?: object; query?: object }; signal?: AbortSignal; parseAs?: 'json' | 'stream' },
+  init: { params: { path?: object; query?: object }; signal?: AbortSignal; parseAs?: 'json' | 'text' | 'stream' },
 ) => Promise<{ data?: unknown; response: Response }>;
 
 interface LoosePage {
@@ -99,7 +125,12 @@ export function createShelfClient(options: ShelfClientOptions): ShelfClient {
   const { apiKey, maxRetries = 3, onRetry } = options;
   if (typeof apiKey !== 'string' || apiKey.trim() === '') throw new TypeError('createShelfClient: apiKey is required');
   if (!Number.isSafeInteger(maxRetries) || maxRetries < 0) throw new TypeError('createShelfClient: maxRetries must be a whole number >= 0');
+  const timeoutSeconds = seconds('timeout', options.timeout ?? DEFAULT_TIMEOUT_SECONDS, false);
+  if (timeoutSeconds > MAX_TIMEOUT_SECONDS) throw new TypeError(`createShelfClient: timeout must be at most ${MAX_TIMEOUT_SECONDS} s`);
+  const maxRetryWait = seconds('maxRetryWait', options.maxRetryWait ?? DEFAULT_MAX_RETRY_WAIT_SECONDS, true);
   const baseUrl = apiBase(options.baseUrl);
+  // Removes the key from every text the client makes from an answer: a proxy may echo the request.
+  const redact = redactor(apiKey);
 
   const openapiFetch = createClient<ShelfPaths>({ baseUrl, ...(options.fetch ? { fetch: options.fetch } : {}) });
 
@@ -113,21 +144,37 @@ export function createShelfClient(options: ShelfClientOptions): ShelfClient {
   const errors: Middleware = {
     async onResponse({ request, response }) {
       if (response.ok || response.status === 304) return undefined;
-      throw await ShelfApiError.fromResponse(response, request.url);
+      const error = await ShelfApiError.fromResponse(response, request.url, redact);
+      const deadline = requestDeadline(request);
+      // A body trickled past the deadline reads as empty: the timeout is the truth, not "HTTP 503".
+      if (deadline?.expired) throw deadline.signal.reason;
+      deadline?.pause();
+      throw error;
     },
   };
-  // onResponse handlers run last-registered first: retries settle on a final answer before `errors` sees it.
-  openapiFetch.use(auth, errors, retryMiddleware({ maxRetries, onRetry }));
+  // onResponse handlers run last-registered first: retries settle on a final answer before `errors` sees
+  // it, and the deadline's sees only the final 2xx.
+  openapiFetch.use(
+    auth,
+    deadlineMiddleware({ timeoutSeconds, baseUrl, redact }),
+    errors,
+    retryMiddleware({ maxRetries, maxRetryWait, onRetry, redact }),
+  );
 
   const looseGet = openapiFetch.GET as unknown as LooseGet;
 
   async function getJson(path: string, params: { path?: object; query?: object }, signal?: AbortSignal): Promise<unknown> {
-    const { data, response } = await looseGet(path, { params, ...(signal ? { signal } : {}) });
-    // `errors` has thrown for every non-2xx; a 2xx without a body is not something the API sends.
-    if (data === undefined) {
-      throw withoutBody(response);
+    // Read as text and parsed here: openapi-fetch's own JSON.parse would throw a SyntaxError quoting the
+    // body of a 2xx that is not JSON (a proxy's page, which may echo the key).
+    const { data, response } = await looseGet(path, { params, parseAs: 'text', ...(signal ? { signal } : {}) });
+    responseDeadline(response)?.pause();
+    // `errors` has thrown for every non-2xx; a 2xx without a JSON body is not something the API sends.
+    if (typeof data !== 'string') throw withoutBody(response, redact);
+    try {
+      return JSON.parse(data) as unknown;
+    } catch {
+      throw withoutBody(response, redact);
     }
-    return data;
   }
 
   async function* loosePages(path: string, query: Record<string, unknown> | undefined, signal?: AbortSignal): AsyncGenerator<LoosePage> {
@@ -164,12 +211,17 @@ export function createShelfClient(options: ShelfClientOptions): ShelfClient {
         ...(options?.signal ? { signal: options.signal } : {}),
       });
       if (!(data instanceof ReadableStream)) {
-        throw withoutBody(response);
+        throw withoutBody(response, redact);
       }
-      return data as ReadableStream<Uint8Array>;
+      return boundedStream(data as ReadableStream<Uint8Array>, responseDeadline(response));
     },
     async *exportPrices(query, options) {
-      yield* priceRows(await client.exportPricesCsv(query, options));
+      try {
+        yield* priceRows(await client.exportPricesCsv(query, options));
+      } catch (error) {
+        // A bad record or header is quoted in the message: it came from the server, so it may hold the key.
+        throw scrubbed(error, redact);
+      }
     },
   };
   return client;

@@ -4,7 +4,17 @@
  */
 export { createShelfClient, type GetOptions, type RequestOptions, type ShelfClient, type ShelfClientOptions } from './client.js';
 export { CsvSyntaxError, csvRecords, priceRows, PRICE_CSV_COLUMNS } from './csv.js';
-export { parseRetryAfter, ShelfApiError, type ShelfApiErrorCode, type ShelfApiErrorInit } from './errors.js';
+export {
+  parseRetryAfter,
+  RETRY_AFTER_CEILING,
+  ShelfApiError,
+  ShelfConnectionError,
+  ShelfError,
+  ShelfTimeoutError,
+  type ShelfApiErrorCode,
+  type ShelfApiErrorInit,
+} from './errors.js';
+export { REDACTED } from './redact.js';
 export type { RetryEvent } from './retry.js';
 export type { paths, components } from './schema.js';
 export {

@@ -1,5 +1,7 @@
 import type { Middleware } from 'openapi-fetch';
+import { requestDeadline } from './deadline.js';
 import { parseErrorBody, parseRetryAfter } from './errors.js';
+import { noRedaction, type Redact } from './redact.js';
 
 /** What `onRetry` is told before the client waits and asks again. */
 export interface RetryEvent {
@@ -18,7 +20,11 @@ export interface RetryEvent {
 
 export interface RetryOptions {
   maxRetries: number;
+  /** The longest `Retry-After` waited out, in seconds; a longer one ends the retries at once. */
+  maxRetryWait: number;
   onRetry?: ((event: RetryEvent) => void) | undefined;
+  /** Applied to every text of an event (the client's removes its key). */
+  redact?: Redact;
 }
 
 /**
@@ -63,22 +69,29 @@ function sleep(ms: number, signal: AbortSignal | null): Promise<void> {
  * Asks again, at most `maxRetries` times, after a `429 rate_limited` or a `503`, waiting what
  * `Retry-After` says each time. It works in `onResponse` so that the other middleware (the error one)
  * only ever sees the final answer. The API is read-only (GET and HEAD), so asking again is always safe.
+ * A wait longer than `maxRetryWait`, or than what is left of the call's timeout, is not made: the answer
+ * is handed on at once (thrown with its `retryAfterSeconds`), since waiting would not bring one in time.
  */
 export function retryMiddleware(options: RetryOptions): Middleware {
+  const redact = options.redact ?? noRedaction;
   return {
     async onResponse({ request, response, options: fetchOptions }) {
       let current = response;
+      const deadline = requestDeadline(request);
       for (let attempt = 1; attempt <= options.maxRetries; attempt++) {
         const verdict = await retryVerdict(current);
         if (verdict === null) return current;
+        if (verdict.waitSeconds > options.maxRetryWait) return current;
+        if (deadline !== undefined && verdict.waitSeconds * 1000 >= deadline.leftMs()) return current;
+        const requestId = current.headers.get('x-request-id');
         options.onRetry?.({
           attempt,
           maxRetries: options.maxRetries,
           status: current.status,
-          code: verdict.code,
+          code: redact(verdict.code),
           waitSeconds: verdict.waitSeconds,
-          requestId: current.headers.get('x-request-id'),
-          url: request.url,
+          requestId: requestId === null ? null : redact(requestId),
+          url: redact(request.url),
         });
         // Release the connection now rather than when the garbage collector gets to the body.
         await current.body?.cancel().catch(() => undefined);
