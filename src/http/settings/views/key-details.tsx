@@ -7,11 +7,12 @@ import { OUTCOMES, type LastUse, type Outcome, type Rejection } from '../../../u
 import { paths } from '../paths.js';
 import { AddressList, AllowedAddressesForm, type AddressesFormState } from './allowed-addresses.js';
 import { BarChart } from './bar-chart.js';
-import { Banner, FieldError, FormToken, TableScroll, Time } from './components.js';
+import { Banner, FieldError, FormToken, Time } from './components.js';
 import { ScopeChoices } from './create-key.js';
 import { formatCount } from './format.js';
 import { ScopeList, StatusBadge, type KeyView } from './key-summary.js';
 import { Layout, type SignedInShell } from './layout.js';
+import { RequestTable, type RequestColumn } from './request-table.js';
 
 /** What each outcome is called on the page (the outcomes and their order are the statistics'). */
 export const OUTCOME_LABELS: Readonly<Record<Outcome, string>> = {
@@ -25,6 +26,17 @@ export const OUTCOME_LABELS: Readonly<Record<Outcome, string>> = {
   revoked_or_expired: 'After revoke or expiry (401)',
   refused_address: 'Refused address (401)',
 };
+
+const REJECTION_COLUMNS: ReadonlyArray<RequestColumn<Rejection>> = [
+  {
+    heading: 'Error',
+    cell: (r) => (
+      <td>
+        <code>{r.error}</code> {r.message}
+      </td>
+    ),
+  },
+];
 
 export interface KeyDetailsData {
   now: number;
@@ -199,37 +211,13 @@ export function KeyDetailsPage({
         {data.rejections.length === 0 ? (
           <p class="muted">No rejected requests.</p>
         ) : (
-          <TableScroll label="Last rejected requests table">
-            <table>
-              <caption class="visually-hidden">The last {data.rejections.length} rejected requests of this key, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">Request</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Error</th>
-                  <th scope="col">Request id</th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.rejections.map((r) => (
-                  <tr>
-                    <td>
-                      <Time at={r.at} now={now} exact />
-                    </td>
-                    <td class="mono">
-                      {r.method} {r.path}
-                    </td>
-                    <td class="num">{r.status}</td>
-                    <td>
-                      <code>{r.error}</code> {r.message}
-                    </td>
-                    <td class="mono small">{r.requestId}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableScroll>
+          <RequestTable
+            label="Last rejected requests table"
+            caption={<>The last {data.rejections.length} rejected requests of this key, newest first</>}
+            rows={data.rejections}
+            now={now}
+            columns={REJECTION_COLUMNS}
+          />
         )}
       </section>
       {children}

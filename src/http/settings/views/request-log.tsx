@@ -2,16 +2,22 @@
  * Key details' request log: the key's last 100 requests of every outcome (7 days), newest first, with
  * what an owner needs to debug a script alone, narrowed to one outcome by a GET form (works without script).
  */
-import type { LogOutcome } from '../../../usage-stats/usage-stats.js';
+import type { LogOutcome, RequestLogEntry } from '../../../usage-stats/usage-stats.js';
 import { LOG_OUTCOMES, type RequestLogView } from '../request-log-data.js';
-import { TableScroll, Time } from './components.js';
 import { formatCount } from './format.js';
 import { OUTCOME_LABELS } from './key-details.js';
+import { RequestTable, type RequestColumn } from './request-table.js';
 
 export const LOG_OUTCOME_LABELS: Readonly<Record<LogOutcome, string>> = {
   ...OUTCOME_LABELS,
   not_counted: 'Not counted (/me, OPTIONS, lapsed plan)',
 };
+
+const LOG_COLUMNS: ReadonlyArray<RequestColumn<RequestLogEntry>> = [
+  { heading: 'Error', cell: (e) => <td>{e.error === null ? '–' : <code>{e.error}</code>}</td> },
+  { heading: 'Server time', cell: (e) => <td class="num">{e.durationMs.toFixed(1)} ms</td> },
+  { heading: 'Client address', cell: (e) => <td class="mono">{e.address ?? '–'}</td> },
+];
 
 export function RequestLogSection({ log, action, now }: { log: RequestLogView; action: string; now: number }) {
   return (
@@ -39,41 +45,17 @@ export function RequestLogSection({ log, action, now }: { log: RequestLogView; a
       {log.entries.length === 0 ? (
         <p class="muted">{log.kept === 0 ? 'No requests in the last 7 days.' : 'No request with this outcome among the last requests.'}</p>
       ) : (
-        <TableScroll label="Request log table">
-          <table>
-            <caption class="visually-hidden">
+        <RequestTable
+          label="Request log table"
+          caption={
+            <>
               {formatCount(log.entries.length)} requests of this key{log.outcome === null ? '' : ` with the outcome ${LOG_OUTCOME_LABELS[log.outcome]}`}, newest first
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Time</th>
-                <th scope="col">Request</th>
-                <th scope="col">Status</th>
-                <th scope="col">Error</th>
-                <th scope="col">Server time</th>
-                <th scope="col">Client address</th>
-                <th scope="col">Request id</th>
-              </tr>
-            </thead>
-            <tbody>
-              {log.entries.map((e) => (
-                <tr>
-                  <td>
-                    <Time at={e.at} now={now} exact />
-                  </td>
-                  <td class="mono">
-                    {e.method} {e.path}
-                  </td>
-                  <td class="num">{e.status}</td>
-                  <td>{e.error === null ? '–' : <code>{e.error}</code>}</td>
-                  <td class="num">{e.durationMs.toFixed(1)} ms</td>
-                  <td class="mono">{e.address ?? '–'}</td>
-                  <td class="mono small">{e.requestId}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableScroll>
+            </>
+          }
+          rows={log.entries}
+          now={now}
+          columns={LOG_COLUMNS}
+        />
       )}
     </section>
   );
