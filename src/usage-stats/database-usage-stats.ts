@@ -12,187 +12,21 @@
  * run on that connection in the middle of it; it does not wait for another process's write lock (a
  * blocked wait would stall every request of this process): a busy file leaves the records for the next
  * flush.
+ *
+ * The statements are database-usage-stats-statements.ts, the purge's database-usage-stats-purge.ts, the reads
+ * database-usage-stats-reads.ts.
  */
 import type SqliteDatabase from 'better-sqlite3';
-import { sql, type Compilable, type CompiledQuery, type Kysely } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
 import type { Store } from '../store/database.js';
 import type { Database } from '../store/schema.js';
 import { chunkOf, ChunkSweeps, FULL_SWEEP_SLICE, fullSweepSliceEnd, newestLines, readChunks, sweepChunks, type ChunkRow, type SweepPlan } from './request-log-chunks.js';
 import { withBusyTimeout } from '../metering/sqlite-busy-timeout.js';
-import { HOURS_KEPT_MS, hourOf } from './usage-buckets.js';
 import { BufferedUsageStats } from './buffered-usage-stats.js';
-import {
-  addField,
-  outcomesByDay,
-  REJECTIONS_KEPT,
-  REQUEST_LOG_KEPT,
-  REQUEST_LOG_MS,
-  type DayOutcomes,
-  type LastUse,
-  type Rejection,
-  type RequestLogEntry,
-  type StatsBatch,
-} from './usage-stats.js';
-
-/** How often (real time) a flush also purges what is past its time. */
-const PURGE_EVERY_MS = 10 * 60_000;
-
-/** Rows per statement: well under SQLite's limit of bound parameters. */
-const ROWS_PER_STATEMENT = 500;
-
-function chunks<T>(rows: readonly T[]): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) out.push(rows.slice(i, i + ROWS_PER_STATEMENT));
-  return out;
-}
-
-/** The statements of one flush, built once for either dialect. */
-const outcomesUpsert = (db: Kysely<Database>, rows: StatsBatch['outcomes']) =>
-  db
-    .insertInto('key_outcomes_daily')
-    .values(rows.map((r) => ({ key_id: r.keyId, day: r.day, outcome: r.outcome, requests: r.requests })))
-    .onConflict((oc) => oc.columns(['key_id', 'day', 'outcome']).doUpdateSet({ requests: sql`key_outcomes_daily.requests + excluded.requests` }));
-
-const lastUseUpsert = (db: Kysely<Database>, rows: StatsBatch['lastUse']) =>
-  db
-    .insertInto('key_last_use')
-    .values(rows.map((r) => ({ key_id: r.keyId, at: new Date(r.at).toISOString(), address: r.address })))
-    .onConflict((oc) =>
-      oc
-        .column('key_id')
-        .doUpdateSet({ at: sql`excluded.at`, address: sql`excluded.address` })
-        // Another server may write an older use after a newer one: the latest stays.
-        .where(sql<boolean>`excluded.at >= key_last_use.at`),
-    );
-
-const bucketsUpsert = (db: Kysely<Database>, rows: StatsBatch['buckets']) =>
-  db
-    .insertInto('key_usage_buckets')
-    .values(rows.map((r) => ({ key_id: r.keyId, period: r.period, field: r.field, requests: r.requests })))
-    .onConflict((oc) => oc.columns(['key_id', 'period', 'field']).doUpdateSet({ requests: sql`key_usage_buckets.requests + excluded.requests` }));
-
-/**
- * Rows of each table a purge deletes a write at most. The purge was one delete per table: the first after a
- * start held SQLite's event loop 12.9 s on a slow disk, and every request of the process waited.
- */
-export const PURGE_ROWS_PER_WRITE = 2_000;
-
-/**
- * A purge under way. `newest`: the latest request written when it began (epoch ms, the app's clock), from
- * which what is past its time is reckoned until it ends; per table, the key id its next slice starts from
- * (the rows of lower keys are gone), null once a slice found fewer rows than it may take.
- */
-interface Purge {
-  readonly newest: number;
-  readonly chunksFrom: number | null;
-  readonly bucketsFrom: number | null;
-}
-
-/** Every key id, for a purge's first slice. */
-const FIRST_KEY = Number.MIN_SAFE_INTEGER;
-
-/**
- * A purge's next slice of chunks past 7 days: at most `rows`, lowest key first from `fromKey`; returns the
- * key ids of those deleted. Found on the (key_id, oldest_ms, newest_ms, lines) index from `fromKey`, which
- * SQLite searches instead of the table's bodies. Taken in id order the slice walked the table's bodies
- * instead: 33-41 ms to find that none is left of 40,000 chunks, against 1.2 ms on the index (EXPLAIN QUERY
- * PLAN and times on a scratch database, 2026-11-27).
- */
-const chunkPurge = (db: Kysely<Database>, newest: number, fromKey: number, rows: number) =>
-  db
-    .deleteFrom('key_request_log_chunks')
-    .where('id', 'in', (eb) =>
-      eb.selectFrom('key_request_log_chunks').select('id').where('key_id', '>=', fromKey).where('newest_ms', '<', newest - REQUEST_LOG_MS).orderBy('key_id').limit(rows),
-    )
-    .returning('key_id');
-
-/**
- * A purge's next slice of hour buckets past 2 days, as chunkPurge, by the table's primary key (key_id,
- * period, field) on both dialects. `period || ''` keeps the period off the index: with statistics (ANALYZE)
- * SQLite otherwise chose a skip-scan of it (ANY(key_id) AND period<?), whose time did not follow `fromKey`
- * (a slice from key 900 of 10,000 keys of 156 rows each 22 ms, against 8 ms searching the index from
- * `fromKey` as now).
- */
-const bucketPurge = (db: Kysely<Database>, newest: number, fromKey: number, rows: number) =>
-  db
-    .deleteFrom('key_usage_buckets')
-    .where((eb) =>
-      eb(
-        eb.refTuple('key_id', 'period', 'field'),
-        'in',
-        eb
-          .selectFrom('key_usage_buckets as b')
-          .select(['b.key_id', 'b.period', 'b.field'])
-          .where('b.key_id', '>=', fromKey)
-          .where(sql<number>`length(b.period)`, '=', 13)
-          .where(sql<string>`b.period || ''`, '<', hourOf(newest - HOURS_KEPT_MS))
-          // By the whole primary key: with statistics SQLite builds the list twice (the IN's rows and a
-          // Bloom filter), and both must be the same rows.
-          .orderBy('b.key_id')
-          .orderBy('b.period')
-          .orderBy('b.field')
-          .limit(rows)
-          .$asTuple('key_id', 'period', 'field'),
-      ),
-    )
-    .returning('key_id');
-
-/** Where a table's purge goes on after a slice that deleted rows of these keys: null when it took fewer than it could. */
-function purgedTo(keys: ReadonlyArray<{ key_id: number | string }>, rows: number): number | null {
-  return keys.length < rows ? null : Math.max(...keys.map((k) => Number(k.key_id)));
-}
-
-/** The latest request of a batch (epoch ms), or null for none. */
-function newestOf(batch: StatsBatch): number | null {
-  let newest: number | null = null;
-  for (const entry of batch.log) {
-    const last = entry.items[entry.items.length - 1];
-    if (last !== undefined) newest = Math.max(newest ?? 0, Date.parse(last.at));
-  }
-  return newest;
-}
-
-const rejectionInsert = (db: Kysely<Database>, rows: ReadonlyArray<Rejection & { keyId: number }>) =>
-  db.insertInto('key_rejections').values(
-    rows.map((r) => ({
-      key_id: r.keyId,
-      at: r.at,
-      method: r.method,
-      path: r.path,
-      status: r.status,
-      error: r.error,
-      message: r.message,
-      request_id: r.requestId,
-    })),
-  );
-
-/** The rejections' insert and the delete keeping the newest 20 per key (PostgreSQL; SQLite runs prepared statements per row and key). */
-function rejectionStatements(db: Kysely<Database>, batch: StatsBatch): Compilable[] {
-  const out: Compilable[] = [];
-  const rejections = batch.rejections.flatMap((entry) => entry.items.map((item) => ({ keyId: entry.keyId, ...item })));
-  for (const rows of chunks(rejections)) out.push(rejectionInsert(db, rows));
-  for (const rows of chunks(batch.rejections)) {
-    out.push(
-      db
-        .deleteFrom('key_rejections')
-        .where(
-          'key_id',
-          'in',
-          rows.map((r) => r.keyId),
-        )
-        .where('id', 'not in', (eb) =>
-          eb
-            .selectFrom('key_rejections as kept')
-            .select('kept.id')
-            .whereRef('kept.key_id', '=', 'key_rejections.key_id')
-            .orderBy('kept.at', 'desc')
-            .orderBy('kept.id', 'desc')
-            .limit(REJECTIONS_KEPT),
-        ),
-    );
-  }
-  return out;
-}
+import { bucketPurge, chunkPurge, FIRST_KEY, newestOf, PURGE_EVERY_MS, PURGE_ROWS_PER_WRITE, purgedTo, type Purge } from './database-usage-stats-purge.js';
+import { bucketsUpsert, chunks, lastUseUpsert, outcomesUpsert, prepareRowStatements, rejectionStatements, type RowStatements } from './database-usage-stats-statements.js';
+import { readAccountDays, readKeyOutcomes, readKeysOutcomes, readLastUse, readRecentRejections, readUsageBuckets } from './database-usage-stats-reads.js';
+import { REJECTIONS_KEPT, REQUEST_LOG_KEPT, type DayOutcomes, type LastUse, type Rejection, type RequestLogEntry, type StatsBatch } from './usage-stats.js';
 
 export class DatabaseUsageStats extends BufferedUsageStats {
   private readonly db: Kysely<Database>;
@@ -281,7 +115,7 @@ export class DatabaseUsageStats extends BufferedUsageStats {
     if (batch.outcomes.length === 0 && batch.lastUse.length === 0 && batch.rejections.length === 0 && logChunks.length === 0 && batch.buckets.length === 0 && plan.ranges.length === 0 && plan.fullAfter === null && purge === null) return;
     // An operator's transaction open on this connection (never in a serving process): do not join it.
     if (conn.inTransaction) throw new Error('the store connection is inside a transaction; written at the next flush');
-    const { outcome, lastUse, bucket, rejection, trimRejections, chunk, sweep, sliceEnd } = (this.#rowStatements ??= this.#prepareRowStatements(conn));
+    const { outcome, lastUse, bucket, rejection, trimRejections, chunk, sweep, sliceEnd } = (this.#rowStatements ??= prepareRowStatements(this.db, conn));
     // Compiled per write, not prepared once as the rows' statements are: a purge is a few writes every 10 minutes.
     const purgeSlices =
       purge === null
@@ -344,153 +178,35 @@ export class DatabaseUsageStats extends BufferedUsageStats {
     this.sweeps.sweepAll();
   }
 
-  /**
-   * SQLite: the statements of every flush prepared once and run per row (a flush's rows are hundreds: a
-   * multi-row statement built, compiled and prepared per flush cost 9 ms for 500 records). Their text is
-   * Kysely's for one row, checked to take its values in the order run() gives them.
-   */
-  #rowStatements: {
-    outcome: SqliteDatabase.Statement;
-    lastUse: SqliteDatabase.Statement;
-    bucket: SqliteDatabase.Statement;
-    rejection: SqliteDatabase.Statement;
-    trimRejections: SqliteDatabase.Statement;
-    chunk: SqliteDatabase.Statement;
-    sweep: SqliteDatabase.Statement;
-    sliceEnd: SqliteDatabase.Statement;
-  } | null = null;
+  /** SQLite: the statements of every flush, prepared at its first write (database-usage-stats-statements.ts). */
+  #rowStatements: RowStatements | null = null;
 
-  #prepareRowStatements(conn: SqliteDatabase.Database) {
-    const prepare = (query: Compilable, expected: unknown[]) => {
-      const compiled = query.compile();
-      if (JSON.stringify(compiled.parameters) !== JSON.stringify(expected)) throw new Error('usage stats: unexpected parameter order');
-      return conn.prepare(compiled.sql);
-    };
-    const at = 0;
-    return {
-      outcome: prepare(outcomesUpsert(this.db, [{ accountId: 0, keyId: 1, day: 'd', outcome: 'counted', requests: 2 }]), [1, 'd', 'counted', 2]),
-      lastUse: prepare(lastUseUpsert(this.db, [{ accountId: 0, keyId: 1, at, address: 'a' }]), [1, new Date(at).toISOString(), 'a']),
-      bucket: prepare(bucketsUpsert(this.db, [{ accountId: 0, keyId: 1, period: 'p', field: 'f', requests: 2 }]), [1, 'p', 'f', 2]),
-      rejection: prepare(rejectionInsert(this.db, [{ keyId: 1, at: 'a', method: 'm', path: 'p', status: 2, error: 'e', message: 'g', requestId: 'r' }]), [1, 'a', 'm', 'p', 2, 'e', 'g', 'r']),
-      // One key's rejections past its newest REJECTIONS_KEPT, read backwards along the (key_id, at, id) index:
-      // the statement of rejectionStatements (PostgreSQL's) ran its subquery once per row of the keys, and a
-      // flush's multi-row insert was parsed anew each time.
-      trimRejections: prepare(
-        this.db
-          .deleteFrom('key_rejections')
-          .where('key_id', '=', 1)
-          .where('id', 'in', (eb) =>
-            eb.selectFrom('key_rejections as kept').select('kept.id').where('kept.key_id', '=', 1).orderBy('kept.at', 'desc').orderBy('kept.id', 'desc').limit(-1).offset(REJECTIONS_KEPT),
-          ),
-        [1, 1, -1, REJECTIONS_KEPT],
-      ),
-      chunk: prepare(this.db.insertInto('key_request_log_chunks').values({ key_id: 1, oldest_ms: 2, newest_ms: 3, lines: 4, body: 'b' }), [1, 2, 3, 4, 'b']),
-      sweep: prepare(sweepChunks(this.db, 1, 2, 3), [1, 2, 3]),
-      sliceEnd: prepare(fullSweepSliceEnd(this.db, 1, 2), [1, 2]),
-    };
+  keyOutcomes(_accountId: number, keyId: number, sinceDay: string, untilDay: string): Promise<DayOutcomes[]> {
+    return readKeyOutcomes(this.db, keyId, sinceDay, untilDay);
   }
 
-  async keyOutcomes(_accountId: number, keyId: number, sinceDay: string, untilDay: string): Promise<DayOutcomes[]> {
-    const rows = await this.db
-      .selectFrom('key_outcomes_daily')
-      .select(['day', 'outcome', 'requests'])
-      .where('key_id', '=', keyId)
-      .where('day', '>=', sinceDay)
-      .where('day', '<=', untilDay)
-      .execute();
-    return outcomesByDay(sinceDay, untilDay, rows.map((row) => ({ ...row, requests: Number(row.requests) })));
+  keysOutcomes(_accountId: number, keyIds: readonly number[], sinceDay: string, untilDay: string): Promise<DayOutcomes[]> {
+    return readKeysOutcomes(this.db, keyIds, sinceDay, untilDay);
   }
 
-  async keysOutcomes(_accountId: number, keyIds: readonly number[], sinceDay: string, untilDay: string): Promise<DayOutcomes[]> {
-    if (keyIds.length === 0) return outcomesByDay(sinceDay, untilDay, []);
-    const rows = await this.db
-      .selectFrom('key_outcomes_daily')
-      .select(['day', 'outcome', (eb) => eb.fn.sum<number | string>('requests').as('requests')])
-      .where('key_id', 'in', [...keyIds])
-      .where('day', '>=', sinceDay)
-      .where('day', '<=', untilDay)
-      .groupBy(['day', 'outcome'])
-      .execute();
-    return outcomesByDay(sinceDay, untilDay, rows.map((row) => ({ ...row, requests: Number(row.requests) })));
+  recentRejections(_accountId: number, keyId: number): Promise<Rejection[]> {
+    return readRecentRejections(this.db, keyId);
   }
 
-  async recentRejections(_accountId: number, keyId: number): Promise<Rejection[]> {
-    const rows = await this.db
-      .selectFrom('key_rejections')
-      .select(['at', 'method', 'path', 'status', 'error', 'message', 'request_id as requestId'])
-      .where('key_id', '=', keyId)
-      .orderBy('at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(REJECTIONS_KEPT)
-      .execute();
-    return rows.map((r) => ({ ...r, status: Number(r.status) }));
-  }
-
-  async lastUse(_accountId: number, keyIds: readonly number[]): Promise<Map<number, LastUse>> {
-    if (keyIds.length === 0) return new Map();
-    const rows = await this.db.selectFrom('key_last_use').select(['key_id', 'at', 'address']).where('key_id', 'in', [...keyIds]).execute();
-    return new Map(rows.map((r) => [Number(r.key_id), { at: r.at, address: r.address }]));
+  lastUse(_accountId: number, keyIds: readonly number[]): Promise<Map<number, LastUse>> {
+    return readLastUse(this.db, keyIds);
   }
 
   async requestLog(_accountId: number, keyId: number, since: string): Promise<RequestLogEntry[]> {
     return newestLines(await readChunks(this.db, keyId, Date.parse(since)), since);
   }
 
-  async usageBuckets(_accountId: number, keyIds: readonly number[], periods: readonly string[]): Promise<Map<string, Map<string, number>>> {
-    const out = new Map<string, Map<string, number>>();
-    if (keyIds.length === 0 || periods.length === 0) return out;
-    const rows = await this.db
-      .selectFrom('key_usage_buckets')
-      .select(['period', 'field', (eb) => eb.fn.sum<number | string>('requests').as('requests')])
-      .where('key_id', 'in', [...keyIds])
-      .where('period', 'in', [...periods])
-      .groupBy(['period', 'field'])
-      .execute();
-    for (const r of rows) {
-      const fields = out.get(r.period) ?? new Map<string, number>();
-      fields.set(r.field, Number(r.requests));
-      out.set(r.period, fields);
-    }
-    return out;
+  usageBuckets(_accountId: number, keyIds: readonly number[], periods: readonly string[]): Promise<Map<string, Map<string, number>>> {
+    return readUsageBuckets(this.db, keyIds, periods);
   }
 
-  async accountDays(accountId: number, _shown: readonly number[], hidden: readonly number[], days: readonly string[]): Promise<Map<string, Map<string, number>>> {
-    const out = new Map<string, Map<string, number>>();
-    if (days.length === 0) return out;
-    const first = days.reduce((a, b) => (a < b ? a : b));
-    const last = days.reduce((a, b) => (a > b ? a : b));
-    // Migration 0015's totals hold every key of the account, through its triggers; the hidden keys' rows
-    // (few: keys that ended over 90 days ago and are still tried) are taken away.
-    const [totals, hiddenBuckets, hiddenOutcomes] = await Promise.all([
-      this.db
-        .selectFrom('account_usage_days')
-        .select(['day', 'field', 'requests'])
-        .where('account_id', '=', accountId)
-        .where('day', '>=', first)
-        .where('day', '<=', last)
-        .execute(),
-      hidden.length === 0
-        ? []
-        : this.db
-            .selectFrom('key_usage_buckets')
-            .select(['period as day', 'field', 'requests'])
-            .where('key_id', 'in', [...hidden])
-            .where('period', 'in', [...days])
-            .execute(),
-      hidden.length === 0
-        ? []
-        : this.db
-            .selectFrom('key_outcomes_daily')
-            .select(['day', sql<string>`'o:' || outcome`.as('field'), 'requests'])
-            .where('key_id', 'in', [...hidden])
-            .where('day', '>=', first)
-            .where('day', '<=', last)
-            .execute(),
-    ]);
-    const wanted = new Set(days);
-    for (const r of totals) if (wanted.has(r.day)) addField(out, r.day, r.field, Number(r.requests));
-    for (const r of [...hiddenBuckets, ...hiddenOutcomes]) if (wanted.has(r.day)) addField(out, r.day, r.field, Number(r.requests), -1);
-    return out;
+  accountDays(accountId: number, _shown: readonly number[], hidden: readonly number[], days: readonly string[]): Promise<Map<string, Map<string, number>>> {
+    return readAccountDays(this.db, accountId, hidden, days);
   }
 
   protected async disconnect(): Promise<void> {

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { sql, type Kysely } from 'kysely';
-import { DatabaseUsageStats, PURGE_ROWS_PER_WRITE } from '../../src/usage-stats/database-usage-stats.js';
+import { DatabaseUsageStats } from '../../src/usage-stats/database-usage-stats.js';
+import { PURGE_ROWS_PER_WRITE } from '../../src/usage-stats/database-usage-stats-purge.js';
 import { chunkOf } from '../../src/usage-stats/request-log-chunks.js';
 import { migrateTo, migrateToLatest } from '../../src/store/database.js';
 import { RedisUsageStats } from '../../src/usage-stats/redis-usage-stats.js';

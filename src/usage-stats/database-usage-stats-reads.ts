@@ -1,0 +1,106 @@
+/**
+ * The owners' statistics read from the database (DatabaseUsageStats, database-usage-stats.ts), on SQLite and
+ * PostgreSQL alike. Key ids are unique in the database: the account id is not needed but for its day totals.
+ */
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../store/schema.js';
+import { addField, outcomesByDay, REJECTIONS_KEPT, type DayOutcomes, type LastUse, type Rejection } from './usage-stats.js';
+
+export async function readKeyOutcomes(db: Kysely<Database>, keyId: number, sinceDay: string, untilDay: string): Promise<DayOutcomes[]> {
+  const rows = await db
+    .selectFrom('key_outcomes_daily')
+    .select(['day', 'outcome', 'requests'])
+    .where('key_id', '=', keyId)
+    .where('day', '>=', sinceDay)
+    .where('day', '<=', untilDay)
+    .execute();
+  return outcomesByDay(sinceDay, untilDay, rows.map((row) => ({ ...row, requests: Number(row.requests) })));
+}
+
+export async function readKeysOutcomes(db: Kysely<Database>, keyIds: readonly number[], sinceDay: string, untilDay: string): Promise<DayOutcomes[]> {
+  if (keyIds.length === 0) return outcomesByDay(sinceDay, untilDay, []);
+  const rows = await db
+    .selectFrom('key_outcomes_daily')
+    .select(['day', 'outcome', (eb) => eb.fn.sum<number | string>('requests').as('requests')])
+    .where('key_id', 'in', [...keyIds])
+    .where('day', '>=', sinceDay)
+    .where('day', '<=', untilDay)
+    .groupBy(['day', 'outcome'])
+    .execute();
+  return outcomesByDay(sinceDay, untilDay, rows.map((row) => ({ ...row, requests: Number(row.requests) })));
+}
+
+export async function readRecentRejections(db: Kysely<Database>, keyId: number): Promise<Rejection[]> {
+  const rows = await db
+    .selectFrom('key_rejections')
+    .select(['at', 'method', 'path', 'status', 'error', 'message', 'request_id as requestId'])
+    .where('key_id', '=', keyId)
+    .orderBy('at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(REJECTIONS_KEPT)
+    .execute();
+  return rows.map((r) => ({ ...r, status: Number(r.status) }));
+}
+
+export async function readLastUse(db: Kysely<Database>, keyIds: readonly number[]): Promise<Map<number, LastUse>> {
+  if (keyIds.length === 0) return new Map();
+  const rows = await db.selectFrom('key_last_use').select(['key_id', 'at', 'address']).where('key_id', 'in', [...keyIds]).execute();
+  return new Map(rows.map((r) => [Number(r.key_id), { at: r.at, address: r.address }]));
+}
+
+export async function readUsageBuckets(db: Kysely<Database>, keyIds: readonly number[], periods: readonly string[]): Promise<Map<string, Map<string, number>>> {
+  const out = new Map<string, Map<string, number>>();
+  if (keyIds.length === 0 || periods.length === 0) return out;
+  const rows = await db
+    .selectFrom('key_usage_buckets')
+    .select(['period', 'field', (eb) => eb.fn.sum<number | string>('requests').as('requests')])
+    .where('key_id', 'in', [...keyIds])
+    .where('period', 'in', [...periods])
+    .groupBy(['period', 'field'])
+    .execute();
+  for (const r of rows) {
+    const fields = out.get(r.period) ?? new Map<string, number>();
+    fields.set(r.field, Number(r.requests));
+    out.set(r.period, fields);
+  }
+  return out;
+}
+
+export async function readAccountDays(db: Kysely<Database>, accountId: number, hidden: readonly number[], days: readonly string[]): Promise<Map<string, Map<string, number>>> {
+  const out = new Map<string, Map<string, number>>();
+  if (days.length === 0) return out;
+  const first = days.reduce((a, b) => (a < b ? a : b));
+  const last = days.reduce((a, b) => (a > b ? a : b));
+  // Migration 0015's totals hold every key of the account, through its triggers; the hidden keys' rows
+  // (few: keys that ended over 90 days ago and are still tried) are taken away.
+  const [totals, hiddenBuckets, hiddenOutcomes] = await Promise.all([
+    db
+      .selectFrom('account_usage_days')
+      .select(['day', 'field', 'requests'])
+      .where('account_id', '=', accountId)
+      .where('day', '>=', first)
+      .where('day', '<=', last)
+      .execute(),
+    hidden.length === 0
+      ? []
+      : db
+          .selectFrom('key_usage_buckets')
+          .select(['period as day', 'field', 'requests'])
+          .where('key_id', 'in', [...hidden])
+          .where('period', 'in', [...days])
+          .execute(),
+    hidden.length === 0
+      ? []
+      : db
+          .selectFrom('key_outcomes_daily')
+          .select(['day', sql<string>`'o:' || outcome`.as('field'), 'requests'])
+          .where('key_id', 'in', [...hidden])
+          .where('day', '>=', first)
+          .where('day', '<=', last)
+          .execute(),
+  ]);
+  const wanted = new Set(days);
+  for (const r of totals) if (wanted.has(r.day)) addField(out, r.day, r.field, Number(r.requests));
+  for (const r of [...hiddenBuckets, ...hiddenOutcomes]) if (wanted.has(r.day)) addField(out, r.day, r.field, Number(r.requests), -1);
+  return out;
+}
