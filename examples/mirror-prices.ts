@@ -3,8 +3,10 @@
  * with @shelfapi/client. Safe to stop at any moment and to run again: it continues where it stopped,
  * without duplicates or gaps, and a later run appends only rows that are new since.
  *
- *   SHELF_API_KEY=shelf_live_... npx tsx examples/mirror-prices.ts [--out prices-mirror.csv]
- *       [--base-url http://127.0.0.1:8080] [--page-size 100]
+ *   SHELF_API_URL=http://127.0.0.1:8080 SHELF_API_KEY=shelf_live_... npx tsx examples/mirror-prices.ts \
+ *       [--out prices-mirror.csv] [--page-size 100]
+ *
+ * `SHELF_API_URL` is the server (`--base-url` overrides it; without either, http://127.0.0.1:8080).
  *
  * What is already mirrored: after every page the script appends the rows, flushes them to disk, then
  * records in `<out>.checkpoint.json` the file's length, the number of rows and the last `masterItemId`.
@@ -16,11 +18,12 @@
  * Limits: `429 rate_limited` is retried by the client after Retry-After; on `429 quota_exceeded` the
  * script stops with a message, keeps every row it has, and exits 75 (try again later).
  *
- * Exit codes: 0 mirrored to the end; 75 stopped by the monthly quota; 1 another API error; 2 usage.
+ * Exit codes: 0 mirrored to the end; 75 stopped by the monthly quota; 1 another API error, or no answer
+ * from the server (the message names the address it tried); 2 usage.
  */
 import { open, readFile, rename, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { createShelfClient, PRICE_CSV_COLUMNS, ShelfApiError, type PriceRow } from '@shelfapi/client';
+import { createShelfClient, PRICE_CSV_COLUMNS, ShelfApiError, ShelfError, type PriceRow } from '@shelfapi/client';
 
 const EXIT_QUOTA = 75; // EX_TEMPFAIL: the conventional "temporary failure, try again later".
 
@@ -34,7 +37,7 @@ interface Checkpoint {
 
 function usage(message: string): never {
   console.error(`mirror-prices: ${message}`);
-  console.error('usage: SHELF_API_KEY=... mirror-prices.ts [--out FILE] [--base-url URL] [--page-size 2..100]');
+  console.error('usage: SHELF_API_URL=... SHELF_API_KEY=... mirror-prices.ts [--out FILE] [--base-url URL] [--page-size 2..100]');
   process.exit(2);
 }
 
@@ -151,8 +154,13 @@ try {
   }
   console.log(written > 0 ? `done: ${written} new rows, ${checkpoint.rows} in ${out}` : `up to date: ${checkpoint.rows} rows in ${out}`);
 } catch (error) {
-  if (!(error instanceof ShelfApiError)) throw error;
-  if (error.code === 'quota_exceeded') {
+  if (!(error instanceof ShelfError)) throw error;
+  if (!(error instanceof ShelfApiError)) {
+    // No answer at all (ShelfConnectionError) or none in time (ShelfTimeoutError): most often the wrong
+    // address, so say which one was used and how to change it.
+    console.error(`mirror-prices: ${error.message} (set SHELF_API_URL or --base-url to the server). ${checkpoint.rows} rows are kept in ${out}.`);
+    process.exitCode = 1;
+  } else if (error.code === 'quota_exceeded') {
     const reset = error.retryAfterSeconds === null ? 'next month' : new Date(Date.now() + error.retryAfterSeconds * 1000).toISOString();
     console.error(
       `mirror-prices: monthly quota reached. ${checkpoint.rows} rows are kept in ${out} (${written} new this run); ` +

@@ -1,7 +1,9 @@
 """Mirrors the current prices into a SQLite table with the shelfapi Python client, in one request.
 
-    SHELF_API_KEY=shelf_live_... python examples/mirror_prices.py [--db prices.sqlite]
-        [--base-url http://127.0.0.1:8080] [--platform NES]
+    SHELF_API_URL=http://127.0.0.1:8080 SHELF_API_KEY=shelf_live_... python examples/mirror_prices.py \
+        [--db prices.sqlite] [--platform NES]
+
+``SHELF_API_URL`` is the server (``--base-url`` overrides it; without either, http://127.0.0.1:8080).
 
 It reads the CSV export (``export_prices``: every row of /prices in one request, one count against the
 quota) and replaces the table's rows in one transaction: a reader of the database sees the previous
@@ -11,7 +13,8 @@ Run it again whenever you like; ``mirrored_at`` in the ``mirror_runs`` table say
 Limits: a ``429 rate_limited`` or a ``503`` is retried by the client after Retry-After; on ``429
 quota_exceeded`` the script stops with a message, keeps the last mirror, and exits 75 (try again later).
 
-Exit codes: 0 mirrored; 75 stopped by the monthly quota; 1 another API error; 2 usage.
+Exit codes: 0 mirrored; 75 stopped by the monthly quota; 1 another API error, or no answer from the server
+(the message names the address it tried); 2 usage.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import sqlite3
 import sys
 from datetime import datetime, timezone
 
-from shelfapi import Client, QuotaExceededError, ShelfApiError
+from shelfapi import Client, QuotaExceededError, ShelfApiError, ShelfError
 
 EXIT_QUOTA = 75  # EX_TEMPFAIL: the conventional "temporary failure, try again later".
 
@@ -96,6 +99,11 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_QUOTA
     except ShelfApiError as error:
         print(f"mirror_prices: {error.status} {error.code}: {error.message} (request id {error.request_id})", file=sys.stderr)
+        return 1
+    except ShelfError as error:
+        # No answer at all (ShelfConnectionError) or none in time (ShelfTimeoutError): most often the wrong
+        # address, so say which one was used and how to change it.
+        print(f"mirror_prices: {error} (set SHELF_API_URL or --base-url to the server)", file=sys.stderr)
         return 1
     finally:
         db.close()

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -27,13 +28,25 @@ describe('examples/mirror-prices.ts', () => {
   let out: string;
   let main: ShelfClient;
 
-  /** Runs the example as a user would with tsx; the client is resolved from its source, not dist. */
-  function mirror(key: string, file = out): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  /**
+   * Runs the example as a user would with tsx; the client is resolved from its source, not dist. The
+   * server is given as `--base-url`, or as `SHELF_API_URL` when `shelfApiUrl` is.
+   */
+  function mirror(key: string, file = out, shelfApiUrl?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
     return new Promise((resolve, reject) => {
+      const where = shelfApiUrl === undefined ? ['--base-url', live.origin] : [];
       const child = spawn(
         process.execPath,
-        ['--conditions=shelfapi-source', '--import', 'tsx', 'examples/mirror-prices.ts', '--out', file, '--base-url', live.origin, '--page-size', '5'],
-        { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SHELF_API_KEY: key } },
+        ['--conditions=shelfapi-source', '--import', 'tsx', 'examples/mirror-prices.ts', '--out', file, ...where, '--page-size', '5'],
+        {
+          cwd: ROOT,
+          env: {
+            PATH: process.env.PATH ?? '',
+            HOME: process.env.HOME ?? '',
+            SHELF_API_KEY: key,
+            ...(shelfApiUrl === undefined ? {} : { SHELF_API_URL: shelfApiUrl }),
+          },
+        },
       );
       let stdout = '';
       let stderr = '';
@@ -112,6 +125,22 @@ describe('examples/mirror-prices.ts', () => {
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, new RegExp(`done: ${LATER_IDS.length} new rows, ${PRICED_IDS.length + LATER_IDS.length} in`));
     assert.equal(readFileSync(out, 'utf8'), await exportBytes(main));
+  });
+
+  test('a server not running at SHELF_API_URL ends in one clear line naming it, not a stack trace', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const address = probe.address();
+        probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+      });
+    });
+    const origin = `http://127.0.0.1:${port}`;
+    const run = await mirror(live.keys.main!, join(dir, 'nowhere.csv'), origin);
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /^mirror-prices: GET .* no answer from the server \(fetch failed: ECONNREFUSED\)/);
+    assert.ok(run.stderr.includes(`is it running at ${origin}/developer/v1?`), run.stderr);
+    assert.match(run.stderr, /set SHELF_API_URL or --base-url/);
+    assert.doesNotMatch(run.stderr, /\n\s+at /, 'no stack trace');
   });
 
   test('refuses a file it did not write, and changes nothing', async () => {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -52,3 +53,17 @@ def test_an_error_keeps_the_last_mirror_and_says_why(live: LiveServer, tmp_path:
         assert conn.execute("SELECT count(*) FROM mirror_runs").fetchone()[0] == 1
     conn.close()
     assert run(live, "", "--db", str(db)).returncode == 2
+
+
+def test_a_server_not_running_at_shelf_api_url_is_one_clear_line(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        origin = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    env = {"SHELF_API_KEY": "shelf_live_" + "x" * 49, "SHELF_API_URL": origin, "PATH": ""}
+    db = str(tmp_path / "prices.sqlite")
+    result = subprocess.run([sys.executable, str(EXAMPLE), "--db", db], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    # The client's own error naming the address, not an httpx traceback.
+    assert "Traceback" not in result.stderr and "httpx" not in result.stderr, result.stderr
+    assert "no answer from the server" in result.stderr and f"is it running at {origin}/developer/v1?" in result.stderr
+    assert "set SHELF_API_URL" in result.stderr

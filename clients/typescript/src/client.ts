@@ -29,8 +29,12 @@ function withoutBody(response: Response, redact: Redact): ShelfApiError {
   });
 }
 
-/** Seconds for a whole call: connecting, the answer and its body, every retry and wait between them. */
-const DEFAULT_TIMEOUT_SECONDS = 30;
+/**
+ * Seconds for a whole call: connecting, the answer and its body, every retry and wait between them. Room
+ * for one whole burst wait (a `rate_limited` Retry-After is at most 60 s) and the requests around it: a
+ * shorter default would turn the retries of the burst limit off. Lower it to give up sooner on a silent server.
+ */
+const DEFAULT_TIMEOUT_SECONDS = 120;
 /**
  * The longest `Retry-After` waited out (a burst wait is at most 60 s); a longer one is thrown at once
  * with its `retryAfterSeconds`: a proxy's "99999999" or a date in the year 9999 must not hang a script.
@@ -52,7 +56,7 @@ export interface ShelfClientOptions {
   /** Retries of a `429 rate_limited` or a `503`, each after `Retry-After` (default 3; 0 turns retrying off). */
   maxRetries?: number;
   /**
-   * Seconds a whole call may take (default 30): connecting, the answer and its body, retries and the
+   * Seconds a whole call may take (default 120): connecting, the answer and its body, retries and the
    * waits between them; past it the call throws a `ShelfTimeoutError`. For the CSV export, the time your
    * code spends between reads of the stream is not counted.
    */

@@ -18,8 +18,10 @@ from .errors import ShelfApiError, ShelfConnectionError, ShelfTimeoutError, pars
 API_PREFIX = "/developer/v1"
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 DEFAULT_MAX_RETRIES = 3
-#: Seconds for a whole call: connecting, the answer, its body, and every retry and wait between them.
-DEFAULT_TIMEOUT = 30.0
+#: Seconds for a whole call: connecting, the answer, its body, and every retry and wait between them. Room
+#: for one whole burst wait (a ``rate_limited`` Retry-After is at most 60 s) and the requests around it: a
+#: shorter default would turn the retries of the burst limit off. Lower it to give up sooner on a silent server.
+DEFAULT_TIMEOUT = 120.0
 #: The longest ``Retry-After`` the client waits out (a burst wait is at most 60 s); a longer one is raised at
 #: once, with its ``retry_after``: a proxy's "99999999" or a date in the year 9999 must not hang a script.
 DEFAULT_MAX_RETRY_WAIT = 60.0

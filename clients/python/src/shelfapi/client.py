@@ -43,7 +43,7 @@ class Client(_core.ClientBase):
     after its ``Retry-After``, at most ``max_retries`` times (default 3; 0 turns retrying off), when that
     wait is at most ``max_retry_wait`` seconds (default 60) and ends within the call's ``timeout``; every
     other error, ``quota_exceeded`` included, raises a :class:`ShelfApiError` at once. ``timeout`` (default
-    30 s) bounds each whole call: connecting, the answer and its body, retries and waits included
+    120 s) bounds each whole call: connecting, the answer and its body, retries and waits included
     (:class:`ShelfTimeoutError`); no answer at all is a :class:`ShelfConnectionError`. No exception or
     ``on_retry`` event holds the key, even when a server or proxy echoes it.
     """
