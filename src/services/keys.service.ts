@@ -299,10 +299,22 @@ export async function setAllowedAddresses(
   });
 }
 
-/** Revokes a key: it answers 401 from its next request, on every server. A revoked key is refused again. */
+/**
+ * Revokes a key: it answers 401 from its next request, on every server. A revoked key is refused again.
+ * `detail` says why in the security log (a leak: where it was found); `also` writes in the same transaction
+ * what must commit with the revoke (a leak's notice), so that neither is ever left without the other.
+ */
 export async function revokeKey(
   store: Store,
-  input: { keyId: number; accountId?: number; now: number; keyPrefix: string; actor: Actor },
+  input: {
+    keyId: number;
+    accountId?: number;
+    now: number;
+    keyPrefix: string;
+    actor: Actor;
+    detail?: string;
+    also?: (db: Kysely<Database>, key: KeyRecord, accountId: number) => Promise<void>;
+  },
 ): Promise<KeyRecord> {
   return changeKey(store, input, async (db, key, accountId) => {
     const status = keyStatus(key, input.now);
@@ -317,8 +329,9 @@ export async function revokeKey(
       actor: input.actor,
       at: input.now,
       key: eventKey(key, input.keyPrefix),
-      detail: null,
+      detail: input.detail ?? null,
     });
+    await input.also?.(db, key, accountId);
     return revoked;
   });
 }

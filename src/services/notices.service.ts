@@ -16,7 +16,8 @@ import { REQUEST_LOG_MS, type UsageStats } from '../usage-stats/usage-stats.js';
 import type { Store } from '../store/database.js';
 import type { Database } from '../store/schema.js';
 
-export const NOTICE_KINDS = ['key_expiring_7d', 'key_expiring_1d', 'key_expired', 'quota_80', 'quota_100', 'key_new_address'] as const;
+// key_leaked is recorded by leaked-keys.service.ts when a key found public is revoked, not by refreshNotices.
+export const NOTICE_KINDS = ['key_expiring_7d', 'key_expiring_1d', 'key_expired', 'quota_80', 'quota_100', 'key_new_address', 'key_leaked'] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 
 const DAY_MS = 86_400_000;

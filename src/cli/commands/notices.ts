@@ -11,13 +11,14 @@ const WHAT: Record<string, string> = {
   quota_80: '80% of the month used',
   quota_100: 'month used up',
   key_new_address: 'key used from a new address',
+  key_leaked: 'key found public and revoked',
 };
 
 export function noticesCommand(): Command {
   return new Command('notices')
     .description(
       'what owners should hear about, for the platform to mail: keys expiring within 7 days and within a day, keys that expired, ' +
-        "accounts at 80% and 100% of the month's quota, keys used from a new address; each listed until acknowledged with --ack, and found only once",
+        "accounts at 80% and 100% of the month's quota, keys used from a new address, keys found public and revoked (mail these at once); each listed until acknowledged with --ack, and found only once",
     )
     .option('--json', 'print { notices: [{ id, kind, account: { id, email }, key: { id, name, hint } | null, at, detail, createdAt }] } as JSON')
     .option('--ack <ids...>', 'mark these notices sent (all or none: an unknown id acknowledges nothing)')
