@@ -30,6 +30,7 @@ import {
   targetColumns,
   unreachable,
 } from './postgres-target.js';
+import { createTargetDatabase, dropCreatedDatabase, isMissingDatabase } from './create-database.js';
 import { clearPrefix, copyCountsToRedis, openEmptyRedis, type RedisCopy, type RedisSession } from './redis-counts.js';
 import { shownUrl } from './shown-url.js';
 import { openSqliteSource, type SqliteSource } from './sqlite-source.js';
@@ -44,6 +45,8 @@ export interface CopyStoreOptions {
   redis: { target: RedisTarget; prefix: string } | null;
   now: number;
   progress?: ProgressSink;
+  /** Told the name of the `--to` database when it did not exist and was made (create-database.ts). */
+  onCreatedDatabase?: (database: string) => void;
 }
 
 export interface CopyReport {
@@ -57,6 +60,8 @@ export interface CopyReport {
   /** What the SQLite meter's own rows added (meter-state.ts). */
   meter: MeterMerge;
   redis: (RedisCopy & { prefix: string }) | null;
+  /** The `--to` database when copy-store made it (it did not exist), else null. */
+  createdDatabase: string | null;
 }
 
 export async function copyStore(options: CopyStoreOptions): Promise<CopyReport> {
@@ -74,12 +79,29 @@ export async function copyStore(options: CopyStoreOptions): Promise<CopyReport> 
     }
     if (options.redis !== null) redis = await openEmptyRedis(options.redis.target, options.redis.prefix);
     store = openStore({ dialect: 'postgres', url }, { queryTimeoutMs: null });
+    let created: string | null = null;
     try {
       await sql`select 1`.execute(store.db);
     } catch (error) {
-      throw unreachable(url, error);
+      if (!isMissingDatabase(error)) throw unreachable(url, error);
+      await store.close();
+      store = null;
+      created = await createTargetDatabase(url);
+      options.onCreatedDatabase?.(created);
+      store = openStore({ dialect: 'postgres', url }, { queryTimeoutMs: null });
     }
-    const report = await copyInTransaction(store, source, redis, { ...options, to: url }, progress);
+    let copied: Omit<CopyReport, 'createdDatabase'>;
+    try {
+      copied = await copyInTransaction(store, source, redis, { ...options, to: url }, progress);
+    } catch (error) {
+      if (created === null || !(error instanceof InputError)) throw error;
+      // The target was absent: leave it so.
+      await store.close();
+      store = null;
+      const dropped = await dropCreatedDatabase(url, created);
+      throw new InputError(`${error.message}; the database ${created} made for it was ${dropped ? 'dropped' : 'left, empty: drop it by hand'}`);
+    }
+    const report: CopyReport = { ...copied, createdDatabase: created };
     if ((report.tables.catalogue_items ?? 0) + (report.tables.price_records ?? 0) >= ANALYZE_AFTER_ROWS) {
       await step(progress, 'statistics', () => refreshStatistics(store!));
     }
@@ -97,7 +119,7 @@ async function copyInTransaction(
   redis: RedisSession | null,
   options: CopyStoreOptions,
   progress: ProgressSink,
-): Promise<CopyReport> {
+): Promise<Omit<CopyReport, 'createdDatabase'>> {
   let redisWritten = false;
   try {
     return await withWriteTransaction(store, async (trx) => {

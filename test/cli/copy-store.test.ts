@@ -34,7 +34,8 @@ import { migrateTo, migrateToLatest, openStore, type Store } from '../../src/sto
 import type { Database } from '../../src/store/schema.js';
 import { assertRefused, cliWorkspace, parseJsonOutput, runCli, runClis, V1 } from '../helpers/cli-helpers.js';
 import { fixture } from '../helpers/fixture.js';
-import { freshPostgresSchema, TEST_REDIS_URL } from '../helpers/test-app.js';
+import pg from 'pg';
+import { freshPostgresSchema, TEST_POSTGRES_URL, TEST_REDIS_URL } from '../helpers/test-app.js';
 
 const { tmp, closeAfter } = cliWorkspace();
 const KEY_PREFIX = 'shelf';
@@ -461,6 +462,53 @@ describe('shelfapi copy-store on the command line', () => {
     );
     assert.equal(await targetTableCount(url), 0);
     assert.deepEqual(await redisKeys(prefix), []);
+  });
+
+  it('a missing database: created when the role may (and said on stderr), else refused naming createdb; a failed copy drops what it made', async () => {
+    const admin = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+    await admin.connect();
+    const suffix = randomUUID().replaceAll('-', '').slice(0, 12);
+    const names = { made: `shelfapi_copy_${suffix}`, refused: `shelfapi_nocreate_${suffix}`, failed: `shelfapi_failed_${suffix}` };
+    const role = `shelfapi_norole_${suffix}`;
+    const urlOf = (database: string, user?: string) => {
+      const url = new URL(TEST_POSTGRES_URL);
+      url.pathname = `/${database}`;
+      if (user !== undefined) url.username = user;
+      return url.toString();
+    };
+    const exists = async (database: string) => (await admin.query('select 1 from pg_database where datname = $1', [database])).rowCount === 1;
+    try {
+      // A role that may log in but not create databases (the machine's PostgreSQL trusts local connections).
+      await admin.query(`create role ${role} login nocreatedb`);
+
+      const made = await runCli(['copy-store', '--from', store, '--to', urlOf(names.made)], {});
+      assert.equal(made.code, 0, made.stderr);
+      assert.match(made.stderr, new RegExp(`created database ${names.made}`));
+      assert.match(made.stdout, /Copied into/);
+      const target = openStore({ dialect: 'postgres', url: urlOf(names.made) });
+      try {
+        assert.equal((await target.db.selectFrom('accounts').select('id').execute()).length, 4);
+      } finally {
+        await target.close();
+      }
+
+      const refused = await runCli(['copy-store', '--from', store, '--to', urlOf(names.refused, role), '--json'], {});
+      assertRefused(refused, new RegExp(`database "${names.refused}" does not exist.*createdb .*${names.refused}.*nothing was changed`));
+      assert.equal(await exists(names.refused), false);
+
+      const badValue = tmp.db('bad-value-missing-db');
+      copyFileSync(store, badValue);
+      const b = new SqliteDatabase(badValue);
+      b.exec("update catalogue_items set release_year = 'soon' where master_item_id = 3");
+      b.close();
+      const failed = await runCli(['copy-store', '--from', badValue, '--to', urlOf(names.failed), '--json'], {});
+      assertRefused(failed, /copy failed and was rolled back.*the database shelfapi_failed_\w+ made for it was dropped/);
+      assert.equal(await exists(names.failed), false, 'the database made for a failed copy is dropped');
+    } finally {
+      for (const name of Object.values(names)) await admin.query(`drop database if exists ${name} with (force)`);
+      await admin.query(`drop role if exists ${role}`);
+      await admin.end();
+    }
   });
 
   it('--from and --to are required (usage error, exit 2)', async () => {

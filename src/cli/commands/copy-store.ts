@@ -45,10 +45,10 @@ export function copyStoreCommand(): Command {
   return new Command('copy-store')
     .description('copy an SQLite store into an empty PostgreSQL store (and the month\'s counts into Redis when REDIS_URL is set); all or nothing')
     .requiredOption('--from <path>', 'the SQLite store file (read only, never changed)')
-    .requiredOption('--to <url>', 'postgres://... of an empty database (its schema: the first of search_path); migrated first')
+    .requiredOption('--to <url>', 'postgres://... of an empty database (its schema: the first of search_path), made if missing and the role may; migrated first')
     .option('--redis <url>', "copy the meter's counts into this Redis (default: REDIS_URL or REDIS_CLUSTER_URLS), under REDIS_KEY_PREFIX")
     .option('--no-redis', 'copy no counts into Redis, even with REDIS_URL set')
-    .option('--json', 'print { target, schema, tables: {table: rows}, skipped, meter, redis } as JSON')
+    .option('--json', 'print { target, schema, tables: {table: rows}, skipped, meter, redis, createdDatabase } as JSON')
     .action(async (options: Options) => {
       const target = redisOf(options.redis);
       const config = loadConfig();
@@ -59,6 +59,10 @@ export function copyStoreCommand(): Command {
           redis: target === null ? null : { target, prefix: config.redisKeyPrefix },
           now: systemClock.now(),
           progress,
+          // Said at once (the copy may take minutes); with --json it is the report's createdDatabase.
+          onCreatedDatabase: (database) => {
+            if (options.json !== true) process.stderr.write(`shelfapi: created database ${database} (it did not exist)\n`);
+          },
         }),
       );
       if (options.json) printJson(report);
