@@ -57,7 +57,9 @@ const RATIO_SCENARIOS = new Set(['GET /catalogue/:id', 'GET /catalogue/:id, keys
 const QUICK_SCENARIOS = new Set(['GET /catalogue/:id', 'GET /me', 'GET /prices?platform=', 'GET /catalogue?search=']);
 /**
  * BENCH_ONLY=ab: settings to compare, `;` between them, each a space-separated list of NAME=VALUE given to the
- * server's environment (an empty one: the server as it is), e.g. `STATS_THREAD=on;STATS_THREAD=off`. Run in
+ * server's environment (an empty one: the server as it is), e.g. `STATS_THREAD=on;STATS_THREAD=off`; TREE=DIR
+ * runs the server of another checkout, built (`npm run build` there), on the same stores: a build without a
+ * mechanism against this one. Run in
  * turns (A B A B ...) BENCH_AB_RUNS times (2), each on a fresh server, with BENCH_AB_SCENARIOS (`|` between
  * scenario names; item GET and `/me` by default), each measured beside the baseline.
  */
@@ -182,11 +184,13 @@ async function preparePostgres(): Promise<string> {
 /** The servers' ports count up from here (BENCH_PORT), two per shelfapi server, one per baseline. */
 let nextPort = Number(process.env.BENCH_PORT ?? 18100);
 
+/** Starts `shelfapi serve`; `env.TREE`, when given, names another checkout (built) whose server runs instead. */
 async function startShelfapi(name: string, env: Record<string, string>): Promise<Target> {
   const port = nextPort++;
   const opsPort = nextPort++;
-  const child = spawn(process.execPath, [join(ROOT, 'bin', 'shelfapi.js'), 'serve'], {
-    cwd: ROOT,
+  const root = env.TREE ?? ROOT;
+  const child = spawn(process.execPath, [join(root, 'bin', 'shelfapi.js'), 'serve'], {
+    cwd: root,
     // A scenario may bring limits of its own (the flood's quota). No drain delay: the bench stops servers
     // with SIGTERM between scenarios.
     env: { ...process.env, DRAIN_DELAY_MS: '0', LOG_LEVEL: 'warn', PLAN_LIMITS, ...env, PORT: String(port), OPS_PORT: String(opsPort) },
@@ -897,6 +901,7 @@ async function runAb(
         wrk(target.base, scenario.paths, keysFile, WARMUP);
         rows.push(baseline.beside(scenario.name, name, () => wrk(target.base, scenario.paths, keysFile, DURATION)));
       }
+      log(`${store}, ${variant.label}, round ${round}: peak RSS ${peakRssMb(target.child.pid!)} MB`);
       target.child.kill('SIGTERM');
       await new Promise((r) => target.child.once('exit', r));
     }
