@@ -69,6 +69,27 @@ interface AccountLine {
   scheduled: boolean;
 }
 
+/** A count a give-back takes one from: the account's month (quota_usage) or the key's day (key_usage_daily). */
+type CountRow =
+  | { table: 'quota_usage'; count: 'used'; owner: 'account_id'; when: 'period' }
+  | { table: 'key_usage_daily'; count: 'requests'; owner: 'key_id'; when: 'day' };
+const QUOTA_COUNT: CountRow = { table: 'quota_usage', count: 'used', owner: 'account_id', when: 'period' };
+const KEY_DAY_COUNT: CountRow = { table: 'key_usage_daily', count: 'requests', owner: 'key_id', when: 'day' };
+
+/**
+ * One fewer in a count, never below zero: `update <table> set <count> = <count> - 1 where <owner> = $1 and
+ * <when> = $2 and <count> > $3`. Columns by name (CountRow keeps them to the two tables' own).
+ */
+function takeOne(trx: Kysely<Database>, row: CountRow, owner: number, when: string) {
+  const { ref } = trx.dynamic;
+  return trx
+    .updateTable(row.table)
+    .set({ [row.count]: sql.raw(`${row.count} - 1`) })
+    .where(ref(row.owner), '=', owner)
+    .where(ref(row.when), '=', when)
+    .where(ref(row.count), '>', 0);
+}
+
 export class PostgresMeter implements Meter {
   private readonly lines = new Map<number, AccountLine>();
   private readonly db: Kysely<Database>;
@@ -251,20 +272,8 @@ export class PostgresMeter implements Meter {
   }
 
   private async giveBack(trx: Kysely<Database>, accountId: number, keyId: number, period: string, day: string): Promise<void> {
-    await trx
-      .updateTable('quota_usage')
-      .set({ used: sql`used - 1` })
-      .where('account_id', '=', accountId)
-      .where('period', '=', period)
-      .where('used', '>', 0)
-      .execute();
-    await trx
-      .updateTable('key_usage_daily')
-      .set({ requests: sql`requests - 1` })
-      .where('key_id', '=', keyId)
-      .where('day', '=', day)
-      .where('requests', '>', 0)
-      .execute();
+    await takeOne(trx, QUOTA_COUNT, accountId, period).execute();
+    await takeOne(trx, KEY_DAY_COUNT, keyId, day).execute();
   }
 
   used(accountId: number, period: string): Promise<number> {
