@@ -7,8 +7,7 @@ import type { Database } from '../store/schema.js';
 import { addField, outcomesByDay, REJECTIONS_KEPT, type DayOutcomes, type LastUse, type Rejection } from './usage-stats.js';
 
 export async function readKeyOutcomes(db: Kysely<Database>, keyId: number, sinceDay: string, untilDay: string): Promise<DayOutcomes[]> {
-  const rows = await db
-    .selectFrom('key_outcomes_daily')
+  const rows = await db.selectFrom('key_outcomes_daily')
     .select(['day', 'outcome', 'requests'])
     .where('key_id', '=', keyId)
     .where('day', '>=', sinceDay)
@@ -19,8 +18,7 @@ export async function readKeyOutcomes(db: Kysely<Database>, keyId: number, since
 
 export async function readKeysOutcomes(db: Kysely<Database>, keyIds: readonly number[], sinceDay: string, untilDay: string): Promise<DayOutcomes[]> {
   if (keyIds.length === 0) return outcomesByDay(sinceDay, untilDay, []);
-  const rows = await db
-    .selectFrom('key_outcomes_daily')
+  const rows = await db.selectFrom('key_outcomes_daily')
     .select(['day', 'outcome', (eb) => eb.fn.sum<number | string>('requests').as('requests')])
     .where('key_id', 'in', [...keyIds])
     .where('day', '>=', sinceDay)
