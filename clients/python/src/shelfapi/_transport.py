@@ -88,7 +88,17 @@ def bounded_transport() -> httpx.HTTPTransport:
     """An ``httpx.HTTPTransport`` (its request building and error mapping unchanged) over bounded streams.
     httpx takes no network backend, so its connection pool is swapped for an equal one that has ours
     (httpx is pinned below 1.0, whose transports are different anyway; tests/test_misbehaving.py fails
-    if this stops bounding a call)."""
+    if this stops bounding a call). A proxy taken from the environment (HTTP_PROXY...) gets httpx's own
+    transport: there the client checks the deadline between chunks, and bounds each read by what was left
+    when the attempt began."""
     transport = httpx.HTTPTransport()
-    transport._pool = httpcore.ConnectionPool(ssl_context=httpx.create_ssl_context(), network_backend=_BoundedBackend())
+    # httpx's default limits (100 connections, 20 kept alive for 5 s), as HTTPTransport() would use them.
+    limits = httpx.Limits(max_connections=100, max_keepalive_connections=20)
+    transport._pool = httpcore.ConnectionPool(
+        ssl_context=httpx.create_ssl_context(),
+        max_connections=limits.max_connections,
+        max_keepalive_connections=limits.max_keepalive_connections,
+        keepalive_expiry=limits.keepalive_expiry,
+        network_backend=_BoundedBackend(),
+    )
     return transport
