@@ -4,7 +4,7 @@
  */
 import { MAX_ALLOWED_ADDRESSES } from '../../../domain/address-list.js';
 import { paths } from '../paths.js';
-import { Banner, FieldError, FormToken } from './components.js';
+import { Banner, FieldError, FormToken, KeyChangeActions } from './components.js';
 
 /** The field as typed, refused (error) or waiting for "Save anyway" (warning). */
 export interface AddressesFormState {
@@ -51,7 +51,7 @@ export function AllowedAddressesForm({
     <form method="post" action={action} class="stack">
       <FormToken token={formToken} />
       <AddressesField idPrefix={idPrefix} value={form?.value ?? current.join('\n')} clientAddress={clientAddress} error={error} warning={warning} described={described} />
-      <div class="actions">
+      <KeyChangeActions>
         {warning ? (
           <>
             <button type="submit" name="lockout" value="accept" class="button-danger">
@@ -64,8 +64,7 @@ export function AllowedAddressesForm({
             Save addresses
           </button>
         )}
-        <span class="hint">Applies from the next request, on every server.</span>
-      </div>
+      </KeyChangeActions>
     </form>
   );
 }

@@ -45,3 +45,52 @@ export function TableScroll({ label, card = false, children }: { label: string; 
     </div>
   );
 }
+
+/**
+ * A filter's label and select in a GET form (so it works without script, and its URL can be bookmarked):
+ * the "all" choice (`allLabel`, sent as `allValue`) first, then each option; `selected` is the value
+ * chosen, null for all.
+ */
+export function FilterSelect({
+  id,
+  name,
+  label,
+  allLabel,
+  allValue = '',
+  options,
+  selected,
+}: {
+  id: string;
+  name: string;
+  label: string;
+  allLabel: string;
+  allValue?: string;
+  options: ReadonlyArray<{ value: string; label: string }>;
+  selected: string | null;
+}) {
+  return (
+    <>
+      <label for={id}>{label}</label>
+      <select id={id} name={name}>
+        <option value={allValue} selected={selected === null}>
+          {allLabel}
+        </option>
+        {options.map((o) => (
+          <option value={o.value} selected={selected === o.value}>
+            {o.label}
+          </option>
+        ))}
+      </select>
+    </>
+  );
+}
+
+/** The buttons of a form that changes what a working key may do, and when the change takes effect. */
+export function KeyChangeActions({ children }: { children: ComponentChildren }) {
+  return (
+    <div class="actions">
+      {children}
+      <span class="hint">Applies from the next request, on every server.</span>
+    </div>
+  );
+}

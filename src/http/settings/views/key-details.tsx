@@ -7,7 +7,7 @@ import { OUTCOMES, type LastUse, type Outcome, type Rejection } from '../../../u
 import { paths } from '../paths.js';
 import { AddressList, AllowedAddressesForm, type AddressesFormState } from './allowed-addresses.js';
 import { BarChart } from './bar-chart.js';
-import { Banner, FieldError, FormToken, Time } from './components.js';
+import { Banner, FieldError, FormToken, KeyChangeActions, Time } from './components.js';
 import { ScopeChoices } from './create-key.js';
 import { formatCount } from './format.js';
 import { ScopeList, StatusBadge, type KeyView } from './key-summary.js';
@@ -186,12 +186,11 @@ export function KeyDetailsPage({
             <form method="post" action={paths.keyScopes(key.id)} class="stack">
               <FormToken token={shell.formToken} />
               <ScopeChoices selected={form.scopes?.values ?? key.scopes} error={form.scopes?.error} idPrefix="scope" />
-              <div class="actions">
+              <KeyChangeActions>
                 <button type="submit" class="button-secondary">
                   Save scopes
                 </button>
-                <span class="hint">Applies from the next request, on every server.</span>
-              </div>
+              </KeyChangeActions>
             </form>
           </section>
         ) : null}

@@ -4,6 +4,7 @@
  */
 import type { LogOutcome, RequestLogEntry } from '../../../usage-stats/usage-stats.js';
 import { LOG_OUTCOMES, type RequestLogView } from '../request-log-data.js';
+import { FilterSelect } from './components.js';
 import { formatCount } from './format.js';
 import { OUTCOME_LABELS } from './key-details.js';
 import { RequestTable, type RequestColumn } from './request-table.js';
@@ -12,6 +13,8 @@ export const LOG_OUTCOME_LABELS: Readonly<Record<LogOutcome, string>> = {
   ...OUTCOME_LABELS,
   not_counted: 'Not counted (/me, OPTIONS, lapsed plan)',
 };
+
+const OUTCOME_OPTIONS = LOG_OUTCOMES.map((o) => ({ value: o, label: LOG_OUTCOME_LABELS[o] }));
 
 const LOG_COLUMNS: ReadonlyArray<RequestColumn<RequestLogEntry>> = [
   { heading: 'Error', cell: (e) => <td>{e.error === null ? '–' : <code>{e.error}</code>}</td> },
@@ -27,17 +30,7 @@ export function RequestLogSection({ log, action, now }: { log: RequestLogView; a
         The last 100 requests of this key of every outcome, from the last 7 days, newest first. Keys in paths and query strings are shown as [redacted].
       </p>
       <form method="get" action={`${action}#request-log-heading`} class="actions">
-        <label for="log-outcome">Outcome</label>
-        <select id="log-outcome" name="outcome">
-          <option value="all" selected={log.outcome === null}>
-            All outcomes
-          </option>
-          {LOG_OUTCOMES.map((o) => (
-            <option value={o} selected={log.outcome === o}>
-              {LOG_OUTCOME_LABELS[o]}
-            </option>
-          ))}
-        </select>
+        <FilterSelect id="log-outcome" name="outcome" label="Outcome" allLabel="All outcomes" allValue="all" options={OUTCOME_OPTIONS} selected={log.outcome} />
         <button type="submit" class="button-secondary">
           Filter
         </button>

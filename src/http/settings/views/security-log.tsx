@@ -1,7 +1,7 @@
 /** Security log: who changed what, when, from where; 90 days, newest first, paged. */
 import { SECURITY_EVENT_KINDS, type SecurityEvent, type SecurityEventKey, type SecurityEventKind, type SecurityLogFilter } from '../../../services/security-log.js';
 import { paths, securityLogHref } from '../paths.js';
-import { TableScroll, Time } from './components.js';
+import { FilterSelect, TableScroll, Time } from './components.js';
 import { Layout, type SignedInShell } from './layout.js';
 
 const KIND_LABELS: Record<SecurityEventKind, string> = {
@@ -29,33 +29,16 @@ export interface SecurityLogData {
 
 /** The filter form: a plain GET form, so it works without JavaScript and its URL can be bookmarked. */
 function FilterForm({ data }: { data: SecurityLogData }) {
+  const kinds = SECURITY_EVENT_KINDS.map((kind) => ({ value: kind, label: KIND_LABELS[kind] }));
+  const keys = data.keys.map((k) => ({ value: String(k.id), label: `${k.name} (${k.hint})` }));
+  const keyId = data.filter.keyId === undefined ? null : String(data.filter.keyId);
   return (
     <form method="get" action={paths.securityLog} class="filters" aria-label="Filter the security log">
       <div class="field">
-        <label for="kind">Event</label>
-        <select id="kind" name="kind">
-          <option value="" selected={data.filter.kind === undefined}>
-            All events
-          </option>
-          {SECURITY_EVENT_KINDS.map((kind) => (
-            <option value={kind} selected={data.filter.kind === kind}>
-              {KIND_LABELS[kind]}
-            </option>
-          ))}
-        </select>
+        <FilterSelect id="kind" name="kind" label="Event" allLabel="All events" options={kinds} selected={data.filter.kind ?? null} />
       </div>
       <div class="field">
-        <label for="key">Key</label>
-        <select id="key" name="key">
-          <option value="" selected={data.filter.keyId === undefined}>
-            All keys
-          </option>
-          {data.keys.map((k) => (
-            <option value={String(k.id)} selected={data.filter.keyId === k.id}>
-              {k.name} ({k.hint})
-            </option>
-          ))}
-        </select>
+        <FilterSelect id="key" name="key" label="Key" allLabel="All keys" options={keys} selected={keyId} />
       </div>
       <div class="actions">
         <button type="submit" class="button-secondary">
