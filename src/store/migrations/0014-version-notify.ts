@@ -7,7 +7,8 @@
  *
  * The payload names the schema of the table (tests keep one schema per file in one database, and a channel
  * is the database's): `a <schema> <account id> <version>`, `a <schema> <account id> deleted`,
- * `d <schema> <version>`, `d <schema> none` (the data version row deleted). SQLite has no NOTIFY, and a
+ * `d <schema> <version>`, `d <schema> none` (the data version row deleted); and, from migration 0018's
+ * TRUNCATE triggers, `x <schema>` (drop every principal held). SQLite has no NOTIFY, and a
  * server on SQLite reads both versions on every request: nothing to do there.
  */
 import { sql, type Kysely } from 'kysely';
