@@ -664,8 +664,11 @@ async function main(): Promise<void> {
   mkdirSync(DATA, { recursive: true });
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   ensureWrk();
-  log('building');
-  execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  // BENCH_BUILD=no: the build is there already (runs one after another on an unchanged tree).
+  if (process.env.BENCH_BUILD !== 'no') {
+    log('building');
+    execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  }
   if (ONLY === 'flood') {
     const table = await floodRun(new Date().toISOString().replace(/[:.]/g, '-'));
     process.stdout.write(`\n${table}\n`);
