@@ -20,6 +20,8 @@ export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
 export const Money = Type.Number({ description: 'US dollars' });
 export const NullableMoney = Type.Union([Money, Type.Null()]);
 export const NullableString = Type.Union([Type.String(), Type.Null()]);
+/** When a record of the collection or the marketplace was made and last changed (both fields, in this order). */
+const RECORD_TIMES = { createdAt: Timestamp, updatedAt: Timestamp };
 
 export const CatalogueItemSchema = resource({
   masterItemId: Type.Integer(),
@@ -71,8 +73,7 @@ export const CollectionItemSchema = resource({
   acquiredAt: Timestamp,
   location: Type.String({ description: 'User-defined label' }),
   isFavorite: Type.Boolean(),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
+  ...RECORD_TIMES,
 });
 export type CollectionItem = Static<typeof CollectionItemSchema>;
 
@@ -94,8 +95,7 @@ export const ListingSchema = resource({
   currency: Type.String({ description: 'Currency code', examples: ['USD'] }),
   acceptsTrade: Type.Boolean(),
   shippingCost: Money,
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
+  ...RECORD_TIMES,
 });
 export type Listing = Static<typeof ListingSchema>;
 
@@ -106,8 +106,7 @@ export const OfferSchema = resource({
   tradeItemId: Type.Union([Type.Integer(), Type.Null()], { description: "One of the offerer's collection items, or null" }),
   message: Type.String({ description: 'Text written by the offerer' }),
   status: Type.String({ enum: [...OFFER_STATUSES] }),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
+  ...RECORD_TIMES,
 });
 export type Offer = Static<typeof OfferSchema>;
 
@@ -121,8 +120,7 @@ export const TransactionSchema = resource({
   shippingCarrier: Type.String(),
   estimatedDelivery: Timestamp,
   actualDelivery: NullableTimestamp,
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
+  ...RECORD_TIMES,
   role: Type.Union([Type.Literal('buyer'), Type.Literal('seller')], { description: "The key owner's side" }),
 });
 export type Transaction = Static<typeof TransactionSchema>;
