@@ -2,7 +2,7 @@
  * The baseline of every benchmark: a raw node:http server answering a fixed JSON body the size of a
  * catalogue item. Whatever shelfapi does, it cannot beat this on the same machine.
  *
- * BASELINE_MODE sets two floors between the baseline and shelfapi (docs/performance.md, "Floors"), each
+ * BASELINE_MODE sets two floors between the baseline and shelfapi (docs/performance.md, "What to expect"), each
  * answering an item GET's bytes (BODY_BYTES, default 616) with the ten headers shelfapi sends on it
  * (a fresh request id, the rate-limit fields built from numbers, an ETag), and doing nothing else:
  *   headers  raw node:http: what HTTP costs for shelfapi's response shape, before any work of its own;

@@ -1,6 +1,6 @@
 /**
  * Where a server's CPU went, by area of the request path, from a `node --cpu-prof` profile taken under wrk
- * (docs/performance.md, "Where an item GET's time goes"):
+ * (docs/performance.md, "Where the time goes now"):
  *
  *   node --import tsx bench/cpu-profile-areas.ts PROFILE.cpuprofile [US_PER_REQUEST]
  *

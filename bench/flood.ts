@@ -209,7 +209,7 @@ export function floodTable(run: { results: FloodResult[]; loadBefore: number[]; 
   return [
     `One account at ${FLOOD_CONNECTIONS} connections (wrk, quota ${FLOOD_QUOTA.toLocaleString('en-US')}) for ${duration}, another account ` +
       `sending one request every ${BESIDE_EVERY_MS} ms beside it (its latency measured from the bench process, fetch included; "alone": ` +
-      `the ${QUIET_MS / 1000} s before the flood). Target (issue 17): no 503, used exactly ${FLOOD_QUOTA.toLocaleString('en-US')}, ` +
+      `the ${QUIET_MS / 1000} s before the flood). Target: no 503, used exactly ${FLOOD_QUOTA.toLocaleString('en-US')}, ` +
       `the other account p95 < ${TARGET_P95_MS} ms and max < ${TARGET_MAX_MS} ms. Load average (1, 5, 15 min) ${run.loadBefore.join(', ')} ` +
       `before, ${run.loadAfter.join(', ')} after. wrk counts the answers that arrive before it stops: the ${FLOOD_CONNECTIONS} in flight then ` +
       `are served but not in its 200/429/503, so 200 equals usage.used only once the quota is used up before the end.`,

@@ -47,7 +47,7 @@ const DURATION = process.env.BENCH_DURATION ?? (ONLY === 'quick' ? '5s' : ONLY =
  * Long enough for a fresh server to have seen its keys: the item GET is the first scenario on each server,
  * and with 3 s it measured that server's first pass over 10,000 keys (a PostgreSQL read per principal, the
  * hour's new statistics hashes) where /me, after it, did not: PostgreSQL + Redis item GETs 2,135 a second
- * with 3 s, 2,921 with 10 s (2026-11-27, docs/performance.md). 10 s at these rates touches ~92% of the keys.
+ * with 3 s, 2,921 with 10 s on one machine. 10 s at these rates touches ~92% of the keys.
  */
 const WARMUP = process.env.BENCH_WARMUP ?? (ONLY === 'quick' ? '5s' : ONLY === 'ab' ? '8s' : '10s');
 const FLOOD_DURATION = process.env.BENCH_FLOOD_DURATION ?? '10s';

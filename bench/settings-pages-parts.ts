@@ -1,5 +1,5 @@
 /**
- * Where the settings pages' time goes (issue 19, docs/performance.md): seeds a store as
+ * Where the settings pages' time goes (docs/performance.md): seeds a store as
  * bench/settings-pages.ts does (20 keys, 90 days) and times each read the overview and the account-wide
  * usage.csv make, in process, one after another (N=50 each after 10 of warm-up; p50 / p95 in ms).
  *
