@@ -52,6 +52,12 @@ export interface Config {
    * null: the client address is always the socket's peer (src/http/client-address.ts).
    */
   trustProxy: readonly string[] | null;
+  /**
+   * SECRET_SCANNING_PUBLIC_KEYS: a file holding GitHub's secret scanning public keys document
+   * (`{ public_keys: [{ key_identifier, key, is_current }] }`), read instead of fetching it from GitHub (a
+   * server that cannot reach GitHub, tests); null: fetched from api.github.com (src/http/secret-scanning).
+   */
+  secretScanningPublicKeys: string | null;
 }
 
 export interface ConnectionLimits {
@@ -297,5 +303,6 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     statsThread: parseStatsThread(env.STATS_THREAD, availableParallelism(), workers, redisUrl !== null || redisClusterUrls !== null),
     drainDelayMs: parseWhole('DRAIN_DELAY_MS', env.DRAIN_DELAY_MS, 5_000, 0, 600_000),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    secretScanningPublicKeys: env.SECRET_SCANNING_PUBLIC_KEYS === undefined || env.SECRET_SCANNING_PUBLIC_KEYS === '' ? null : env.SECRET_SCANNING_PUBLIC_KEYS,
   });
 }

@@ -18,6 +18,7 @@ import { clientAddressResolver } from './client-address.js';
 import { connectHandler, connectionErrorHandler } from './connection-errors.js';
 import { REDACTED_HEADER_PATHS, redactSecrets } from './log-redaction.js';
 import { registerSettings } from './settings/settings-plugin.js';
+import { registerSecretScanning } from './secret-scanning/secret-scanning-plugin.js';
 import { registerAccessFence } from '../metering/access-change.js';
 import { RedisMeter } from '../metering/redis-meter.js';
 import { VersionListener } from '../store/version-listener.js';
@@ -108,6 +109,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await registerApiDocs(app);
   // The owner's settings screen: its own encapsulated pipeline (cookies, forms, CSRF), outside the API's.
   await registerSettings(app, deps);
+  // GitHub's secret scanning reports (keys found public): signed, not keyed, not metered, not in the OpenAPI document.
+  await registerSecretScanning(app, deps);
   await registerApiRoutes(app, deps, queries, metrics);
   if (listener !== null) {
     const running = listener;

@@ -40,7 +40,10 @@ export interface LeakAnswer {
 
 /** Hashes asked of the store in one query: well under SQLite's and PostgreSQL's limits on parameters. */
 const LOOKUP_BATCH = 500;
-/** Revokes run at once: each is a short transaction (and a Redis fence), so a few at a time, not 1,000. */
+/**
+ * Revokes run at once on PostgreSQL: each is a short transaction (and a Redis fence), so a few at a time,
+ * not 1,000. SQLite's one connection holds one transaction at a time: one after another there.
+ */
 const REVOKES_AT_ONCE = 4;
 /** What the log line and the notice keep of a reporter's text: enough for a URL, never a page of it. */
 const MAX_TEXT = 300;
@@ -166,7 +169,7 @@ export async function reportLeakedKeys(
     if (key !== undefined && !leaked.has(key.id) && !toRevoke.has(key.id) && works(key, now)) toRevoke.set(key.id, { key, report: reports[i]! });
   });
   const queue = [...toRevoke.values()];
-  const workers = Array.from({ length: Math.min(REVOKES_AT_ONCE, queue.length) }, async () => {
+  const workers = Array.from({ length: Math.min(store.dialect === 'sqlite' ? 1 : REVOKES_AT_ONCE, queue.length) }, async () => {
     for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
       if (await revokeLeaked(store, next.key, next.report, now, keyPrefix)) leaked.add(next.key.id);
     }
