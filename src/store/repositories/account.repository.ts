@@ -30,12 +30,13 @@ export async function insertAccount(
   return row.id;
 }
 
+/** Accounts as AccountRecord: the one place their columns are named. */
+function selectAccounts(db: Kysely<Database>) {
+  return db.selectFrom('accounts').select(['id', 'email', 'plan', 'plan_status as planStatus', 'created_at as createdAt']);
+}
+
 export async function getAccount(db: Kysely<Database>, id: number): Promise<AccountRecord | undefined> {
-  return db
-    .selectFrom('accounts')
-    .select(['id', 'email', 'plan', 'plan_status as planStatus', 'created_at as createdAt'])
-    .where('id', '=', id)
-    .executeTakeFirst();
+  return selectAccounts(db).where('id', '=', id).executeTakeFirst();
 }
 
 /**
@@ -43,11 +44,7 @@ export async function getAccount(db: Kysely<Database>, id: number): Promise<Acco
  * (migration 0004), so the lookup uses it and agrees with it on both dialects.
  */
 export async function findAccountByEmail(db: Kysely<Database>, dialect: Dialect, email: string): Promise<AccountRecord | undefined> {
-  return db
-    .selectFrom('accounts')
-    .select(['id', 'email', 'plan', 'plan_status as planStatus', 'created_at as createdAt'])
-    .where(emailKey(dialect, sql.ref('email')), '=', emailKey(dialect, sql.val(email)))
-    .executeTakeFirst();
+  return selectAccounts(db).where(emailKey(dialect, sql.ref('email')), '=', emailKey(dialect, sql.val(email))).executeTakeFirst();
 }
 
 export async function setPlan(db: Kysely<Database>, id: number, plan: string, planStatus: string | null): Promise<boolean> {

@@ -2,7 +2,7 @@
 import type { Listing, Offer, Transaction } from '../../domain/resources.js';
 
 export type { Listing, Offer, Transaction };
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../schema.js';
 import { pageWithTotal, toBool, type Page, type PageRequest } from './page.js';
 
@@ -35,22 +35,34 @@ export async function listListings(db: Kysely<Database>, accountId: number, page
   return { ...listings, data: listings.data.map((r) => ({ ...r, acceptsTrade: toBool(r.acceptsTrade) })) };
 }
 
+/** What an offer and a transaction both are: an id, the listing it is about, an amount. */
+type DealColumns = { id: number; listingId: number; amount: number };
+
+/**
+ * One page of the owner's offers or transactions: `mine` (the owner's rows) with the columns every deal has
+ * and its own `columns`, in id order; the total counts `mine` as it is, without the selection.
+ */
+function pageOfDeals<TB extends 'offers' | 'transactions', O>(
+  mine: SelectQueryBuilder<Database, TB, object>,
+  columns: (rows: SelectQueryBuilder<Database, TB, DealColumns>) => SelectQueryBuilder<Database, TB, O>,
+  page: PageRequest,
+): Promise<Page<O>> {
+  const deals = mine.select(['id', 'listing_id as listingId', 'amount']);
+  return pageWithTotal(columns(deals).orderBy('id'), mine, page);
+}
+
 export async function listOffers(db: Kysely<Database>, accountId: number, page: PageRequest): Promise<Page<Offer>> {
   const mine = db.selectFrom('offers').where('account_id', '=', accountId);
-  return pageWithTotal(
-    mine
-      .select([
-        'id',
-        'listing_id as listingId',
-        'amount',
+  return pageOfDeals(
+    mine,
+    (deals) =>
+      deals.select([
         'trade_item_id as tradeItemId',
         'message',
         'status',
         'created_at as createdAt',
         'updated_at as updatedAt',
-      ])
-      .orderBy('id'),
-    mine,
+      ]),
     page,
   );
 }
@@ -59,12 +71,10 @@ export async function listTransactions(db: Kysely<Database>, accountId: number, 
   const mine = db
     .selectFrom('transactions')
     .where((eb) => eb.or([eb('buyer_account_id', '=', accountId), eb('seller_account_id', '=', accountId)]));
-  return pageWithTotal(
-    mine
-      .select([
-        'id',
-        'listing_id as listingId',
-        'amount',
+  return pageOfDeals(
+    mine,
+    (deals) =>
+      deals.select([
         'platform_fee as platformFee',
         'status',
         'tracking_number as trackingNumber',
@@ -74,9 +84,7 @@ export async function listTransactions(db: Kysely<Database>, accountId: number, 
         'created_at as createdAt',
         'updated_at as updatedAt',
         sql<'buyer' | 'seller'>`case when buyer_account_id = ${accountId} then 'buyer' else 'seller' end`.as('role'),
-      ])
-      .orderBy('id'),
-    mine,
+      ]),
     page,
   );
 }
