@@ -17,6 +17,7 @@ import type { App, AppDeps } from './app-types.js';
 import { clientAddressResolver } from './client-address.js';
 import { connectHandler, connectionErrorHandler } from './connection-errors.js';
 import { REDACTED_HEADER_PATHS, redactSecrets } from './log-redaction.js';
+import { recogniseSecretsOf } from '../keys/secret-scan.js';
 import { registerSettings } from './settings/settings-plugin.js';
 import { registerSecretScanning } from './secret-scanning/secret-scanning-plugin.js';
 import { registerAccessFence } from '../metering/access-change.js';
@@ -38,6 +39,9 @@ export function versionListenerOf(app: App): VersionListener | null {
 
 export async function buildApp(deps: AppDeps): Promise<App> {
   const { config, store, meter, clock } = deps;
+  // A key's secret without its prefix is cut out of messages, log lines and the owners' request log only once
+  // its checksum is known to hold, and the checksum covers the prefix.
+  recogniseSecretsOf(config.keyPrefix);
   const stats = deps.stats ?? null;
   const metrics = deps.metrics ?? new Metrics();
   const queries = hotQueries(store);

@@ -5,10 +5,9 @@
  */
 import { hash, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
+import { CHECKSUM_LENGTH, isPlainOfSecrets, readable, SECRET_LENGTH, secretStarts } from './secret-scan.js';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-const SECRET_LENGTH = 43; // 62^43 > 2^256
-const CHECKSUM_LENGTH = 6; // 62^6 > 2^32
 
 /** A whole number below 2^53 in base62, most significant digit first, zero-padded to `width`. */
 function toBase62(value: number, width: number): string {
@@ -67,24 +66,31 @@ export function lastFour(key: string): string {
 export const KEY_PATTERN = /(?:[a-z][a-z0-9]{1,15}_)?live_[0-9A-Za-z]{20,}/g;
 
 /**
- * A percent-escape, possibly escaped again (`%5F`, `%255F`), of a character a key is made of. Decoding only
- * those never changes what a text means (they are unreserved in URLs, plain in JSON) and undoes every
- * way a key can be written in a URL.
- */
-const KEY_CHARACTER_ESCAPE = /%(?:25)*([0-9A-Fa-f]{2})/g;
-const KEY_CHARACTER = /^[0-9A-Za-z_]$/;
-
-/**
- * The text with every key in it replaced by `[redacted]`, however it is percent-encoded. Text holding no
- * key comes back unchanged; text holding one comes back with its key characters decoded, then scrubbed.
+ * The text with every key in it replaced by `[redacted]`: a whole key, one without its prefix
+ * (`live_<secret>`), or its secret alone, with its checksum (the prefix is fixed, so the secret is the
+ * key: src/keys/secret-scan.ts); however it is percent-encoded (once or again), and even split by control
+ * characters (raw, percent-escaped or JSON-escaped). Only what is redacted changes; text holding no key
+ * comes back unchanged, and most texts are passed over in one look (isPlainOfSecrets).
  */
 export function redactKeys(text: string): string {
-  if (!text.includes('_') && !text.includes('%')) return text;
-  const decoded = text.replace(KEY_CHARACTER_ESCAPE, (escape, hex: string) => {
-    const c = String.fromCharCode(parseInt(hex, 16));
-    return KEY_CHARACTER.test(c) ? c : escape;
-  });
-  return decoded.search(KEY_PATTERN) === -1 ? text : decoded.replace(KEY_PATTERN, '[redacted]');
+  if (isPlainOfSecrets(text)) return text.includes('live_') ? text.replace(KEY_PATTERN, '[redacted]') : text;
+  const read = readable(text);
+  const spans: Array<[number, number]> = [];
+  for (const found of read.text.matchAll(KEY_PATTERN)) spans.push([found.index, found.index + found[0].length]);
+  for (const start of secretStarts(read.text)) spans.push([start, start + SECRET_LENGTH + CHECKSUM_LENGTH]);
+  if (spans.length === 0) return text;
+  spans.sort((a, b) => a[0] - b[0]);
+  let out = '';
+  let copied = 0;
+  for (const [from, to] of spans) {
+    const start = read.starts[from]!;
+    const end = read.ends[to - 1]!;
+    // Overlapping finds (a whole key, and its secret inside it): the first one's [redacted] covers both.
+    if (end <= copied) continue;
+    out += start >= copied ? `${text.slice(copied, start)}[redacted]` : '';
+    copied = Math.max(copied, end);
+  }
+  return out + text.slice(copied);
 }
 
 /**

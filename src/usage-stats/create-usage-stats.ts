@@ -22,7 +22,7 @@ export async function createUsageStats(
   const redis = redisTargetOf(config);
   if (options.thread === undefined || (redis === null && config.database.dialect === 'sqlite')) return reader;
   try {
-    return await ThreadedUsageStats.start({ redis, redisKeyPrefix: config.redisKeyPrefix, database: config.database }, reader, options.thread.onError);
+    return await ThreadedUsageStats.start({ redis, redisKeyPrefix: config.redisKeyPrefix, database: config.database, keyPrefix: config.keyPrefix }, reader, options.thread.onError);
   } catch (error) {
     await reader.close();
     throw error;

@@ -22,6 +22,8 @@ export interface StatsWriterTarget {
   redis: RedisTarget | null;
   redisKeyPrefix: string;
   database: DatabaseConfig;
+  /** The keys' prefix (config.keyPrefix): the request log the thread writes cuts out their secrets, which it recognises by it. */
+  keyPrefix: string;
 }
 
 /**

@@ -3,6 +3,7 @@
  * writes with, and feeds it the records the server hands over.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { recogniseSecretsOf } from '../keys/secret-scan.js';
 import type { Store } from '../store/database.js';
 import { THREAD_PACE, type FromStatsThread, type StatsWriterTarget, type ToStatsThread } from './usage-stats-thread.js';
 import type { BufferedUsageStats } from './buffered-usage-stats.js';
@@ -10,6 +11,7 @@ import type { BufferedUsageStats } from './buffered-usage-stats.js';
 const port = parentPort;
 if (port === null) throw new Error('usage-stats-worker: not started as a worker thread');
 const target = workerData as StatsWriterTarget;
+recogniseSecretsOf(target.keyPrefix);
 const reply = (message: FromStatsThread) => port.postMessage(message);
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 

@@ -228,7 +228,7 @@ export async function createTestContext(options: ContextOptions = {}): Promise<T
   if (redisTarget !== null) {
     const redisStats = new RedisUsageStats(redisTarget, { prefix: redisPrefix });
     await redisStats.ready();
-    stats = await ThreadedUsageStats.start({ redis: redisTarget, redisKeyPrefix: redisPrefix, database: config.database }, redisStats, (error) =>
+    stats = await ThreadedUsageStats.start({ redis: redisTarget, redisKeyPrefix: redisPrefix, database: config.database, keyPrefix: config.keyPrefix }, redisStats, (error) =>
       threadErrors.push(error),
     );
   } else {

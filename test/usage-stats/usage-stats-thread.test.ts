@@ -21,7 +21,7 @@ after(async () => {
 async function threaded(prefix: string, errors: Error[] = []) {
   const reader = new RedisUsageStats(TEST_REDIS_URL, { prefix });
   await reader.ready();
-  const stats = await ThreadedUsageStats.start({ redis: TEST_REDIS_URL, redisKeyPrefix: prefix, database: { dialect: 'sqlite', path: ':memory:' } }, reader, (error) =>
+  const stats = await ThreadedUsageStats.start({ redis: TEST_REDIS_URL, redisKeyPrefix: prefix, database: { dialect: 'sqlite', path: ':memory:' }, keyPrefix: 'shelf' }, reader, (error) =>
     errors.push(error),
   );
   opened.push(stats);
@@ -122,7 +122,7 @@ describe('statistics written from their own thread', () => {
     try {
       const errors: Error[] = [];
       // Its reads go through the server's own connection (ctx.store), its writes through the thread's.
-      const stats = await ThreadedUsageStats.start({ redis: null, redisKeyPrefix: '', database: ctx.config.database }, new DatabaseUsageStats(ctx.store), (error) =>
+      const stats = await ThreadedUsageStats.start({ redis: null, redisKeyPrefix: '', database: ctx.config.database, keyPrefix: ctx.config.keyPrefix }, new DatabaseUsageStats(ctx.store), (error) =>
         errors.push(error),
       );
       const key = await ctx.store.db.selectFrom('api_keys').select(['id', 'account_id']).orderBy('id').executeTakeFirstOrThrow();

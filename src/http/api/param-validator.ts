@@ -41,6 +41,20 @@ export const TERMS_TEXT_RULE =
   'white space of any kind (space, tab, line breaks, the other Unicode white space) separates terms; other control characters ' +
   '(U+0000-U+001F, U+007F-U+009F) are refused, and the value must be valid UTF-8 after percent-decoding';
 
+/** How much of a client's text (a value, a parameter's name) a message quotes back: enough to recognise it. */
+const ECHOED = 16;
+
+/**
+ * A client's text as a message quotes it: its first 16 characters, then `…`. A long value is never shown
+ * back whole, whatever it holds (a key's secret pasted into the wrong place: issue 40).
+ */
+export function echoed(text: string): string {
+  if (text.length <= ECHOED) return text;
+  // Characters, not UTF-16 units (an emoji is not cut in half); 16 of them fit in the first 32 units.
+  const head = [...text.slice(0, 2 * ECHOED)].slice(0, ECHOED).join('');
+  return head.length < text.length ? `${head}…` : text;
+}
+
 function checkText(what: string, raw: string, whiteSpace: boolean): void {
   if ((whiteSpace ? NOT_TEXT_NOR_WHITE_SPACE : NOT_TEXT).test(raw)) {
     throw badRequest(
@@ -52,14 +66,14 @@ function checkText(what: string, raw: string, whiteSpace: boolean): void {
 }
 
 function checkValue(part: 'query' | 'path', name: string, raw: string, schema: PropertySchema): unknown {
-  const what = part === 'query' ? `Query parameter '${name}'` : `Path parameter '${name}'`;
+  const what = part === 'query' ? `Query parameter '${echoed(name)}'` : `Path parameter '${name}'`;
   checkText(what, raw, schema['x-white-space'] === true);
   if (schema.type === 'integer') {
     const value = Number(raw);
     const min = schema.minimum ?? 0;
     const max = schema.maximum ?? Number.MAX_SAFE_INTEGER;
     if (!DIGITS.test(raw) || value < min || value > max) {
-      throw badRequest(`${what} must be a decimal integer from ${min} to ${max}; got ${JSON.stringify(raw)}.`);
+      throw badRequest(`${what} must be a decimal integer from ${min} to ${max}; got ${JSON.stringify(echoed(raw))}.`);
     }
     return value;
   }
@@ -133,16 +147,16 @@ export const paramValidatorCompiler: FastifySchemaCompiler<unknown> = ({ schema,
         if (property === undefined) {
           throw badRequest(
             names.length === 0
-              ? `Unknown query parameter '${name}': this endpoint takes no query parameters.`
-              : `Unknown query parameter '${name}'; this endpoint takes: ${names.join(', ')}.`,
+              ? `Unknown query parameter '${echoed(name)}': this endpoint takes no query parameters.`
+              : `Unknown query parameter '${echoed(name)}'; this endpoint takes: ${names.join(', ')}.`,
           );
         }
-        if (Array.isArray(value)) throw badRequest(`Query parameter '${name}' is given more than once.`);
+        if (Array.isArray(value)) throw badRequest(`Query parameter '${echoed(name)}' is given more than once.`);
         if (value instanceof UndecodableValue) {
-          throw badRequest(`Query parameter '${name}' is not valid percent-encoded UTF-8.`);
+          throw badRequest(`Query parameter '${echoed(name)}' is not valid percent-encoded UTF-8.`);
         }
-        if (typeof value !== 'string') throw badRequest(`Parameter '${name}' has an invalid value.`);
-        if (value === '') throw badRequest(`${part === 'query' ? 'Query' : 'Path'} parameter '${name}' must not be empty.`);
+        if (typeof value !== 'string') throw badRequest(`Parameter '${echoed(name)}' has an invalid value.`);
+        if (value === '') throw badRequest(`${part === 'query' ? 'Query' : 'Path'} parameter '${echoed(name)}' must not be empty.`);
         out[name] = checkValue(part, name, value, property);
       }
       for (const name of names) {
