@@ -33,6 +33,7 @@ const COMMANDS: ReadonlyArray<{ path: readonly [string] | readonly [string, stri
   { path: ['keys', 'set-scopes'], load: async () => (await import('./commands/keys/set-scopes.js')).keysSetScopesCommand() },
   { path: ['keys', 'set-allowed-ips'], load: async () => (await import('./commands/keys/set-allowed-ips.js')).keysSetAllowedIpsCommand() },
   { path: ['keys', 'revoke'], load: async () => (await import('./commands/keys/revoke.js')).keysRevokeCommand() },
+  { path: ['keys', 'revoke-leaked'], load: async () => (await import('./commands/keys/revoke-leaked.js')).keysRevokeLeakedCommand() },
   { path: ['keys', 'usage'], load: async () => (await import('./commands/keys/usage.js')).keysUsageCommand() },
   { path: ['notices'], load: async () => (await import('./commands/notices.js')).noticesCommand() },
   { path: ['meter', 'upgrade-keys'], load: async () => (await import('./commands/meter-upgrade-keys.js')).meterUpgradeKeysCommand() },

@@ -34,6 +34,7 @@ describe('--help on every command and subcommand', () => {
     { path: ['keys', 'create'], json: true },
     { path: ['keys', 'list'], json: true },
     { path: ['keys', 'revoke'], json: true },
+    { path: ['keys', 'revoke-leaked'], json: true },
     { path: ['keys', 'roll'], json: true },
     { path: ['keys', 'rename'], json: true },
     { path: ['keys', 'set-scopes'], json: true },
