@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { maxHeaderSize, STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ConnectionError, FastifyBaseLogger } from 'fastify';
-import { ApiError, badRequest, errorBody } from './errors.js';
+import { ApiError, badRequest, echoed, errorBody } from './errors.js';
 
 /** Who logs, and the app's Allow header (passed in to keep this module free of app.ts). */
 interface Context {
@@ -37,7 +37,7 @@ function unknownMethodAnswer(packet: Buffer, allow: string): ApiError {
   const cutShort = !complete && rest.length < VERSIONS[0]!.length && VERSIONS.some((version) => version.startsWith(rest));
   if (!complete && !cutShort) return badRequest('The request is malformed.');
   if (found[0].length > maxHeaderSize) return headersTooLarge();
-  return methodNotAllowed((found[1] as string).slice(0, 32), allow);
+  return methodNotAllowed(echoed(found[1] as string), allow);
 }
 
 function headersTooLarge(): ApiError {

@@ -61,6 +61,20 @@ export class ApiError extends Error {
 }
 
 export const badRequest = (message: string) => new ApiError('bad_request', message);
+
+/** How much of a client's text (a value, a parameter's name, a method) a message quotes back: enough to recognise it. */
+const ECHOED = 16;
+
+/**
+ * A client's text as a message quotes it: its first 16 characters, then `…`. A long value is never shown
+ * back whole, whatever it holds (a key's secret pasted into the wrong place: issue 40).
+ */
+export function echoed(text: string): string {
+  if (text.length <= ECHOED) return text;
+  // Characters, not UTF-16 units (an emoji is not cut in half); 16 of them fit in the first 32 units.
+  const head = [...text.slice(0, 2 * ECHOED)].slice(0, ECHOED).join('');
+  return head.length < text.length ? `${head}…` : text;
+}
 export const notFound = (message = 'No such route.') => new ApiError('not_found', message);
 
 /**

@@ -4,6 +4,7 @@
 // name, follows an underscore, is percent-encoded or is split by a control character. On the suite's store
 // (SQLite, or PostgreSQL with the statistics in Redis written from their own thread).
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createTestContext, V1, type TestContext } from '../helpers/test-app.js';
 import { decodeAll } from '../helpers/log-capture.js';
@@ -94,6 +95,23 @@ describe("a key's secret without its prefix", () => {
     assertNoSecret((await browser.get('/settings/developer-api')).body, secret, 'the keys page');
   });
 
+  it('is not quoted back as a method Node refuses (405), nor logged', async () => {
+    await ctx.app.listen({ host: '127.0.0.1', port: 0 });
+    const address = ctx.app.server.address();
+    assert.ok(address !== null && typeof address === 'object');
+    const logged = ctx.logs.text().length;
+    const socket = connect(address.port, '127.0.0.1');
+    const answer = await new Promise<string>((resolve) => {
+      const chunks: Buffer[] = [];
+      socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+      socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+      socket.write(`${secret} ${V1}/me HTTP/1.1\r\nHost: localhost\r\n\r\n`);
+    });
+    assert.match(answer, /^HTTP\/1\.1 405 /);
+    assertNoSecret(answer, secret, 'the 405');
+    assertNoSecret(ctx.logs.text().slice(logged), secret, 'the server log');
+  });
+
   it('is not quoted whole in a message: a bad value is echoed cut short', async () => {
     const answer = await ctx.get(`${V1}/catalogue?limit=${'9'.repeat(40)}x`, 'alice');
     assert.equal(answer.statusCode, 400);
@@ -102,5 +120,30 @@ describe("a key's secret without its prefix", () => {
     assert.ok(!message.includes('9'.repeat(17)), message);
     const name = await ctx.get(`${V1}/catalogue?${'n'.repeat(40)}=1`, 'alice');
     assert.ok(!name.body.includes('n'.repeat(17)), name.body);
+  });
+});
+
+describe("a key's secret without its prefix, on a server with a prefix of its own", () => {
+  let ctx: TestContext;
+  before(async () => {
+    ctx = await createTestContext({ env: { KEY_PREFIX: 'acme' } });
+  });
+  after(async () => ctx.close());
+
+  it('is recognised by that prefix, in the request log its statistics thread writes too', async () => {
+    const key = ctx.loaded.keys['alice-second']!;
+    assert.match(key, /^acme_live_/);
+    const secret = key.slice('acme_live_'.length);
+    const logged = ctx.logs.text().length;
+    const answers = [await ctx.get(`${V1}/catalogue/${secret}`, 'alice'), await ctx.get(`${V1}/catalogue?search=${secret}`, 'alice')];
+    assert.deepEqual(answers.map((a) => a.statusCode), [400, 200]);
+    for (const answer of answers) assertNoSecret(answer.body, secret, 'an answer');
+    assertNoSecret(ctx.logs.text().slice(logged), secret, 'the server log');
+    await ctx.stats.flush();
+    const alice = ctx.loaded.accounts.alice!;
+    const keyId = await keyIdOf(ctx, 'alice');
+    const log = await ctx.stats.requestLog(alice, keyId, '1970-01-01T00:00:00.000Z');
+    assert.deepEqual(log.map((line) => line.path).sort(), [`${V1}/catalogue/[redacted]`, `${V1}/catalogue?search=[redacted]`]);
+    assertNoSecret(JSON.stringify(await ctx.stats.recentRejections(alice, keyId)), secret, 'the last rejections');
   });
 });

@@ -7,7 +7,7 @@
  * control characters that are white space (tab, line breaks, NEL): they separate its terms.
  */
 import type { FastifySchemaCompiler } from 'fastify';
-import { badRequest } from '../errors.js';
+import { badRequest, echoed } from '../errors.js';
 import { UndecodableValue } from './query-string.js';
 
 interface PropertySchema {
@@ -40,20 +40,6 @@ export const TEXT_RULE = 'no control characters (U+0000-U+001F, U+007F-U+009F) a
 export const TERMS_TEXT_RULE =
   'white space of any kind (space, tab, line breaks, the other Unicode white space) separates terms; other control characters ' +
   '(U+0000-U+001F, U+007F-U+009F) are refused, and the value must be valid UTF-8 after percent-decoding';
-
-/** How much of a client's text (a value, a parameter's name) a message quotes back: enough to recognise it. */
-const ECHOED = 16;
-
-/**
- * A client's text as a message quotes it: its first 16 characters, then `…`. A long value is never shown
- * back whole, whatever it holds (a key's secret pasted into the wrong place: issue 40).
- */
-export function echoed(text: string): string {
-  if (text.length <= ECHOED) return text;
-  // Characters, not UTF-16 units (an emoji is not cut in half); 16 of them fit in the first 32 units.
-  const head = [...text.slice(0, 2 * ECHOED)].slice(0, ECHOED).join('');
-  return head.length < text.length ? `${head}…` : text;
-}
 
 function checkText(what: string, raw: string, whiteSpace: boolean): void {
   if ((whiteSpace ? NOT_TEXT_NOR_WHITE_SPACE : NOT_TEXT).test(raw)) {
