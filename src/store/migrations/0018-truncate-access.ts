@@ -19,6 +19,14 @@ import type { Dialect } from '../dialect.js';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations must not depend on the current schema type
 type AnyDb = Kysely<any>;
 
+/** name, before or after, table, function: the statement-level triggers this migration makes. */
+const TRIGGERS = [
+  ['api_keys_access_truncate', 'after', 'api_keys', 'shelf_truncate_access'],
+  ['accounts_access_truncate', 'after', 'accounts', 'shelf_truncate_access'],
+  ['accounts_access_truncate_floor', 'before', 'accounts', 'shelf_truncate_access_floor'],
+  ['data_version_truncate', 'after', 'data_version', 'shelf_truncate_data_version'],
+] as const;
+
 export function truncateAccessMigration(dialect: Dialect) {
   return {
     async up(db: AnyDb): Promise<void> {
@@ -44,21 +52,15 @@ export function truncateAccessMigration(dialect: Dialect) {
           perform pg_notify('shelfapi_versions', 'd ' || tg_table_schema || ' none');
           return null;
         end $$`.execute(db);
-      await sql`create trigger api_keys_access_truncate after truncate on api_keys
-          for each statement execute function shelf_truncate_access()`.execute(db);
-      await sql`create trigger accounts_access_truncate after truncate on accounts
-          for each statement execute function shelf_truncate_access()`.execute(db);
-      await sql`create trigger accounts_access_truncate_floor before truncate on accounts
-          for each statement execute function shelf_truncate_access_floor()`.execute(db);
-      await sql`create trigger data_version_truncate after truncate on data_version
-          for each statement execute function shelf_truncate_data_version()`.execute(db);
+      for (const [name, when, table, fn] of TRIGGERS) {
+        await sql
+          .raw(`create trigger ${name} ${when} truncate on ${table} for each statement execute function ${fn}()`)
+          .execute(db);
+      }
     },
     async down(db: AnyDb): Promise<void> {
       if (dialect !== 'postgres') return;
-      await sql`drop trigger if exists api_keys_access_truncate on api_keys`.execute(db);
-      await sql`drop trigger if exists accounts_access_truncate on accounts`.execute(db);
-      await sql`drop trigger if exists accounts_access_truncate_floor on accounts`.execute(db);
-      await sql`drop trigger if exists data_version_truncate on data_version`.execute(db);
+      for (const [name, , table] of TRIGGERS) await sql.raw(`drop trigger if exists ${name} on ${table}`).execute(db);
       await sql`drop function if exists shelf_truncate_access()`.execute(db);
       await sql`drop function if exists shelf_truncate_access_floor()`.execute(db);
       await sql`drop function if exists shelf_truncate_data_version()`.execute(db);
