@@ -7,6 +7,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Dialect } from '../dialect.js';
+import { createRequestLogTable } from './0012-request-log.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations must not depend on the current schema type
 type AnyDb = Kysely<any>;
@@ -30,25 +31,6 @@ interface LineRow {
 }
 
 type StoredLine = [string, string, string, number, string | null, string, number, string | null, string];
-
-async function createLogRows(db: AnyDb, pg: boolean): Promise<void> {
-  const id = pg ? 'bigint' : 'integer';
-  await db.schema
-    .createTable('key_request_log')
-    .addColumn('id', id, (c) => (pg ? c.primaryKey().generatedByDefaultAsIdentity() : c.primaryKey()))
-    .addColumn('key_id', id, (c) => c.notNull())
-    .addColumn('at', 'text', (c) => c.notNull())
-    .addColumn('method', 'text', (c) => c.notNull())
-    .addColumn('path', 'text', (c) => c.notNull())
-    .addColumn('status', 'integer', (c) => c.notNull())
-    .addColumn('error', 'text')
-    .addColumn('outcome', 'text', (c) => c.notNull())
-    .addColumn('duration_ms', pg ? 'double precision' : 'real', (c) => c.notNull())
-    .addColumn('address', 'text')
-    .addColumn('request_id', 'text', (c) => c.notNull())
-    .execute();
-  await db.schema.createIndex('key_request_log_key').on('key_request_log').columns(['key_id', 'at', 'id']).execute();
-}
 
 async function keyIdsOf(db: AnyDb, table: string): Promise<number[]> {
   const rows: Array<{ key_id: number | string }> = await db.selectFrom(table).select('key_id').distinct().orderBy('key_id').execute();
@@ -97,7 +79,7 @@ export function requestLogChunksMigration(dialect: Dialect) {
       await db.schema.dropTable('key_request_log').execute();
     },
     async down(db: AnyDb): Promise<void> {
-      await createLogRows(db, pg);
+      await createRequestLogTable(db, pg);
       const keys = await keyIdsOf(db, 'key_request_log_chunks');
       for (let i = 0; i < keys.length; i += KEYS_PER_READ) {
         const chunks: Array<{ key_id: number | string; body: string }> = await db
