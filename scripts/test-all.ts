@@ -12,11 +12,12 @@
  *   after the lanes, alone, on each store, so that the other lane's load cannot make them late.
  * dist/ is compiled once first: the tests run the built CLI, and two lanes must not compile at once.
  *
- * TEST_NODE24 (`fetch`, or the path of a Node 24 binary: scripts/node24.ts) puts the SQLite side on Node 24:
- * the SQLite lane, its timed files and `npm run test:sqlite`. The PostgreSQL side stays on the Node that runs
- * this script, and so that SQLite stays tested on that Node too, a short share of the SQLite pass
- * (RUNNING_NODE_SQLITE) runs on it after the lanes. Unset, everything runs on the Node that runs this script.
- * CI sets TEST_NODE24=fetch (.ci/run).
+ * TEST_NODE (`fetch`, or the path of a node binary: scripts/test-node.ts) runs the whole suite on that Node: both
+ * lanes, the timed files, `npm run test:sqlite` and `npm run test:postgres`. So that the Node running this
+ * script (the machine's) stays tested too, a short share of the SQLite pass (RUNNING_NODE_SHARE) runs on it
+ * after the lanes. Unset, everything runs on the Node that runs this script. CI sets TEST_NODE=fetch (.ci/run).
+ * Both Nodes load better-sqlite3 from node_modules, each its own build (placeBuilds in scripts/test-node.ts);
+ * the machine's build is back in build/Release at the end.
  *
  * Each line of output is prefixed with its lane; the end repeats every failed test with its error (CI shows only
  * the tail of a long log), then names each part, its Node, its time and result.
@@ -26,7 +27,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { node24, type Node24 } from './node24.js';
+import { placeBuilds, restoreBuilds, testNode, type TestNode } from './test-node.js';
 
 /** Every `*.test.ts` under these folders, sorted. */
 function testFiles(folders: readonly string[]): string[] {
@@ -49,13 +50,12 @@ type Store = keyof typeof PASSES;
 const TIMED = new Set(['test/cluster/outages.test.ts', 'test/cluster/redis-cluster.test.ts', 'test/metering/faults.test.ts', 'test/settings/outages.test.ts']);
 
 /**
- * With the SQLite lane on Node 24, the share of the SQLite pass that runs on this script's Node as well: the
- * test that frees many native statements, the two files that work SQLite hardest (search and catalogue pages),
- * the request pipeline, the CLI loading and seeding a store file, the Node versions test, the server's heap
- * growth (skipped on Node 24, where it fails: the test says why), and the TypeScript client's README script
- * and CSV reader (the client's engines name this Node too).
+ * With TEST_NODE, the share of the SQLite pass that runs on this script's Node as well: the test that frees
+ * many native statements, the two files that work SQLite hardest (search and catalogue pages), the request
+ * pipeline, the CLI loading and seeding a store file, the Node versions test, the server's heap growth, and the
+ * TypeScript client's README script and CSV reader (the client's engines name this Node too).
  */
-const RUNNING_NODE_SQLITE = [
+const RUNNING_NODE_SHARE = [
   'test/store/native-objects-gc.test.ts',
   'test/store/search-index.test.ts',
   'test/http/catalogue.test.ts',
@@ -94,7 +94,7 @@ function failureCollector(lane: string): (line: string) => void {
  * Runs one part on `node` (this script's Node unless given): its processes start with that node and find it
  * first on PATH. TEST_NODE_VERSION tells test/docs/node-versions.test.ts which Node it must find.
  */
-function run(lane: string, part: string, command: string, args: string[], env: Record<string, string> = {}, node?: Node24): Promise<boolean> {
+function run(lane: string, part: string, command: string, args: string[], env: Record<string, string> = {}, node?: TestNode): Promise<boolean> {
   const started = Date.now();
   const version = node?.version ?? process.version;
   return new Promise((resolve) => {
@@ -122,7 +122,7 @@ function run(lane: string, part: string, command: string, args: string[], env: R
  * NODE_OPTIONS it would add a second reporter to the tests that start a runner with one of their own, an error.
  * `npm run test:client` asks for it itself.)
  */
-function runFiles(lane: string, part: string, store: Store, files: string[], node?: Node24): Promise<boolean> {
+function runFiles(lane: string, part: string, store: Store, files: string[], node?: TestNode): Promise<boolean> {
   const args = ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-timeout=180000', '--test-reporter=tap', ...files];
   return run(lane, part, 'node', args, PASSES[store].env, node);
 }
@@ -136,40 +136,47 @@ if (only !== undefined && only !== 'sqlite' && only !== 'postgres') {
   process.exit(2);
 }
 /**
- * The Node 24 that TEST_NODE24 names, made ready before any pass starts (fetched and better-sqlite3 built
- * for it: a minute and a half the first time, a second after; .ci/run does it during lint and build).
- * Output of the setup carries the lane `node24`. If it cannot be made ready nothing runs: TEST_NODE24 asked
- * for Node 24, and a pass on another Node would not be the answer asked for.
+ * The Node that TEST_NODE names, made ready before any pass starts (fetched and better-sqlite3 built for it:
+ * two minutes the first time, a second after; .ci/run does it during lint and build). Output of the setup
+ * carries the lane `test node`. If it cannot be made ready nothing runs: TEST_NODE asked for that Node, and
+ * a pass on another would not be the answer asked for.
  */
-let sqliteNode: Node24 | undefined;
-if (process.env.TEST_NODE24 && only !== 'postgres') {
-  if (!(await run('node24', 'Node 24 setup', 'node', ['--import', 'tsx', 'scripts/node24.ts', '--setup']))) {
-    process.stdout.write(`\nNode 24 setup failed (TEST_NODE24=${process.env.TEST_NODE24}): no pass was run.\n`);
+let node: TestNode | undefined;
+if (process.env.TEST_NODE) {
+  if (!(await run('test node', 'Node setup', 'node', ['--import', 'tsx', 'scripts/test-node.ts', '--setup']))) {
+    process.stdout.write(`\nNode setup failed (TEST_NODE=${process.env.TEST_NODE}): no pass was run.\n`);
     process.exit(1);
   }
-  sqliteNode = node24();
+  node = testNode();
+  placeBuilds(node);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      restoreBuilds();
+      process.exit(130);
+    });
+  }
 }
 
 let ok: boolean;
 if (only !== undefined) {
-  ok = await runFiles(only, `${only} pass`, only, PASSES[only].files(), only === 'sqlite' ? sqliteNode : undefined);
+  ok = await runFiles(only, `${only} pass`, only, PASSES[only].files(), node);
 } else {
   const lane = async (store: Store, after: string): Promise<boolean> => {
-    const node = store === 'sqlite' ? sqliteNode : undefined;
     const passed = await runFiles(store, `${store} pass`, store, PASSES[store].files().filter((file) => !TIMED.has(file)), node);
     // A failed pass does not stop its lane: the next part may show more of what is wrong.
     return (await run(store, after, 'npm', ['run', '--silent', after], {}, node)) && passed;
   };
   const lanes = await Promise.all([lane('sqlite', 'test:client'), lane('postgres', 'test:python')]);
   // After the lanes, not in one: package.test.ts reads the client's dist/, which test:client rebuilds.
-  const share = sqliteNode === undefined ? [] : [await runFiles('sqlite share', 'sqlite share', 'sqlite', RUNNING_NODE_SQLITE)];
+  const share = node === undefined ? [] : [await runFiles('sqlite share', 'sqlite share', 'sqlite', RUNNING_NODE_SHARE)];
   const quiet: boolean[] = [];
   for (const store of ['sqlite', 'postgres'] as const) {
     const timed = PASSES[store].files().filter((file) => TIMED.has(file));
-    quiet.push(await runFiles(`${store} timed`, `${store} timed files`, store, timed, store === 'sqlite' ? sqliteNode : undefined));
+    quiet.push(await runFiles(`${store} timed`, `${store} timed files`, store, timed, node));
   }
   ok = [...lanes, ...share, ...quiet].every(Boolean);
 }
+if (node !== undefined) restoreBuilds();
 if (failures.length > 0) {
   process.stdout.write(`\nFailed tests, again (${failures.length > FAILURE_LINES ? `the first ${FAILURE_LINES} lines` : 'whole'}):\n`);
   process.stdout.write(`${failures.slice(0, FAILURE_LINES).join('\n')}\n`);

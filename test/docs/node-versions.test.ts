@@ -1,14 +1,15 @@
-// The Node versions the project names are the ones it is tested on: `engines` (the server's and the
-// client's), `.nvmrc` (the documented version, 24) and the README agree, and the Node running these tests is
-// one of them. CI runs the SQLite pass and the client's tests on 24 and the PostgreSQL pass and a share of the
-// SQLite pass (with the client's README script) on 20 (scripts/test-all.ts with TEST_NODE24).
-// And in npm test, the Node a part was given is the one its processes run on, children included.
+// The Node versions the project names are the ones CI tests: `engines` (the server's and the client's) names
+// the machine's Node 20 and the major CI runs the whole suite on (TEST_NODE_MAJOR, scripts/test-node.ts),
+// `.nvmrc` that major, the README quotes engines, and the Node running these tests is one of them.
+// And in npm test, the Node a part was given is the one its processes run on, children included, each loading
+// the build of better-sqlite3 for its own Node (placeBuilds in scripts/test-node.ts).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { TEST_NODE_MAJOR } from '../../scripts/test-node.js';
 import { passedOnEnv, ROOT } from '../helpers/server-process.js';
 
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
@@ -25,15 +26,15 @@ function satisfies(version: string, range: string): boolean {
   });
 }
 
-test('engines, .nvmrc and the README name the same Node versions, and this Node is one of them', () => {
+test('engines, .nvmrc and the README name the Nodes CI tests, and this Node is one of them', () => {
   const range = engines('package.json');
-  assert.equal(range, '^20.15.0 || ^24.0.0');
-  assert.equal(engines('clients/typescript/package.json'), range, "the client's engines: its tests run on 24, its README script on 20");
-  const documented = read('.nvmrc').trim();
-  // nvm takes a major version to mean its latest release.
-  assert.ok(range.split('||').some((part) => part.trim().startsWith(`^${documented}.`)), `.nvmrc (${documented}) is a major that engines names`);
-  assert.ok(read('README.md').includes(`\`${range}\``), 'the README quotes engines');
-  assert.equal(documented, '24', '.nvmrc names the documented Node, 24');
+  const parts = range.split('||').map((part) => part.trim());
+  assert.equal(parts.length, 2, `engines (${range}) names two Nodes: the machine's 20 and ${TEST_NODE_MAJOR}`);
+  assert.equal(parts[0], '^20.15.0', "the machine's Node 20, on which CI runs a share of the suite");
+  assert.ok((parts[1] ?? '').startsWith(`^${TEST_NODE_MAJOR}.`), `the Node CI runs the whole suite on, ${TEST_NODE_MAJOR}`);
+  assert.equal(engines('clients/typescript/package.json'), range, "the client's engines: its tests run on both");
+  assert.equal(read('.nvmrc').trim(), TEST_NODE_MAJOR, `.nvmrc names ${TEST_NODE_MAJOR} (nvm takes a major to mean its latest release)`);
+  assert.ok(read('README.md').includes(`\`${range}\``), `the README quotes engines: \`${range}\``);
   assert.ok(satisfies(process.versions.node, range), `Node ${process.versions.node} is one that engines names`);
 });
 
@@ -44,7 +45,7 @@ test(
   { skip: expected === undefined ? 'TEST_NODE_VERSION is set by npm test' : false },
   () => {
     assert.equal(process.version, expected);
-    // The build of better-sqlite3 that fits this Node (on 24 in npm test: the one scripts/node24.ts compiled).
+    // The build of better-sqlite3 for this Node (with TEST_NODE, each Node's own: scripts/test-node.ts).
     const Database = createRequire(import.meta.url)('better-sqlite3') as new (file: string) => { close(): void };
     new Database(':memory:').close();
     const script = "require('better-sqlite3')(':memory:').close(); process.stdout.write(process.version)";
