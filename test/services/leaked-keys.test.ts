@@ -6,6 +6,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { checksum } from '../../src/keys/api-key.js';
 import { leakDetail, reportLeakedKeys, type LeakReport } from '../../src/services/leaked-keys.service.js';
+import { accountLeaks, replaceLeakedKey } from '../../src/services/leaked-key-replacement.js';
+import { OPERATOR } from '../../src/services/actor.js';
+import { InputError } from '../../src/errors/input-error.js';
+import { getKey } from '../../src/store/repositories/api-key.repository.js';
 import { pendingNotices } from '../../src/services/notices.service.js';
 import { listSecurityEvents } from '../../src/services/security-log.js';
 import { assertError, keyIdOf, keyOf, url } from '../helpers/pipeline-helpers.js';
@@ -62,6 +66,24 @@ describe('reportLeakedKeys', () => {
     assert.equal((await ctx.get(url('/me'), 'bob')).statusCode, 200);
     assert.equal((await leakEvents(ctx.loaded.accounts.bob!)).length, 0);
     assert.equal((await leakEvents(ctx.loaded.accounts.alice!)).length, 1, 'only the earlier leak');
+  });
+
+  it('replaces a leaked key once, with its name and scopes; a key not leaked is refused', async () => {
+    const alice = ctx.loaded.accounts.alice!;
+    const leakedId = await keyIdOf(ctx, 'alice-second');
+    const input = { accountId: alice, now: ctx.clock.now(), keyPrefix: ctx.config.keyPrefix, actor: OPERATOR };
+    const [leak] = await accountLeaks(ctx.store, alice, ctx.clock.now(), ctx.config.keyPrefix);
+    assert.equal(leak?.keyId, leakedId);
+    assert.equal(leak?.replacedBy, null);
+    await assert.rejects(replaceLeakedKey(ctx.store, { ...input, keyId: await keyIdOf(ctx, 'alice-revoked') }), (e: unknown) => e instanceof InputError && /not revoked for a leak/.test(e.message));
+    await assert.rejects(replaceLeakedKey(ctx.store, { ...input, keyId: await keyIdOf(ctx, 'bob') }), /does not exist/);
+    const created = await replaceLeakedKey(ctx.store, { ...input, keyId: leakedId });
+    const old = await getKey(ctx.store.db, leakedId);
+    assert.equal(old?.replacedBy, created.id);
+    assert.deepEqual([created.record.name, created.record.scopes], [old?.name, old?.scopes]);
+    assert.equal((await ctx.app.inject({ method: 'GET', url: url('/me'), headers: { 'x-api-key': created.key } })).statusCode, 200);
+    await assert.rejects(replaceLeakedKey(ctx.store, { ...input, keyId: leakedId }), /replaced already/);
+    assert.deepEqual((await accountLeaks(ctx.store, alice, ctx.clock.now(), ctx.config.keyPrefix))[0]?.replacedBy, { id: created.id, name: old?.name });
   });
 
   it('keeps a reporter text to one bounded line with keys cut out', () => {

@@ -1,5 +1,6 @@
 /** Gathers a key's details page: the key (the owner's only), its last use, 30 days by outcome (counted from the meter), its rejections. */
 import { ownedKey } from '../../services/key-lookup.js';
+import { keyLeak } from '../../services/leaked-key-replacement.js';
 import { OUTCOMES, type Outcome } from '../../usage-stats/usage-stats.js';
 import { getKey, type KeyRecord } from '../../store/repositories/api-key.repository.js';
 import type { AppDeps } from '../app-types.js';
@@ -17,7 +18,7 @@ export async function keyDetailsOf(deps: AppDeps, accountId: number, record: Key
   const keyId = record.id;
   const days = lastDays(now, CHART_DAYS);
   const outcomes = Object.fromEntries(OUTCOMES.map((o) => [o, days.map(() => 0)])) as Record<Outcome, number[]>;
-  const [dayOutcomes, rejections, statsLastUse, meterLastUse, usage, replacement] = await Promise.all([
+  const [dayOutcomes, rejections, statsLastUse, meterLastUse, usage, replacement, leak] = await Promise.all([
     stats === undefined ? [] : stats.keyOutcomes(accountId, keyId, days[0]!, days[days.length - 1]!),
     stats === undefined ? [] : stats.recentRejections(accountId, keyId),
     stats === undefined ? undefined : stats.lastUse(accountId, [keyId]).then((uses) => uses.get(keyId)),
@@ -27,6 +28,8 @@ export async function keyDetailsOf(deps: AppDeps, accountId: number, record: Key
     // before writing them, and a server killed meanwhile loses those (docs/contract.md, "Statistics").
     meter.keyUsage(accountId, keyId, days[0]!, days[days.length - 1]!),
     record.replacedBy === null ? undefined : getKey(store.db, record.replacedBy),
+    // Only a revoked key can have been revoked for a leak.
+    record.revokedAt === null ? null : keyLeak(store, accountId, keyId, now, config.keyPrefix),
   ]);
   const index = new Map(days.map((d, i) => [d, i]));
   for (const { day, counts } of dayOutcomes) {
@@ -46,5 +49,6 @@ export async function keyDetailsOf(deps: AppDeps, accountId: number, record: Key
     outcomes,
     rejections,
     replacedBy: replacement === undefined ? null : { id: replacement.id, name: replacement.name },
+    leak,
   };
 }

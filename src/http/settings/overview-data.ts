@@ -14,6 +14,7 @@ import { getAccount, type AccountRecord } from '../../store/repositories/account
 import { listKeys, type KeyRecord } from '../../store/repositories/api-key.repository.js';
 import type { AppDeps } from '../app-types.js';
 import { PageError } from './page-errors.js';
+import { accountLeaks } from '../../services/leaked-key-replacement.js';
 import type { KeyView } from './views/key-summary.js';
 import type { OverviewData } from './views/overview.js';
 
@@ -88,12 +89,13 @@ export async function overviewData(deps: AppDeps, read: AccountAndKeys, now: num
   const plan = (PLANS as readonly string[]).includes(account.plan) ? (account.plan as Plan) : null;
   const days = lastDays(now, CHART_DAYS);
   const perDay = new Map<string, number>();
-  const [lastUsed, usages, used, burstUsed, hidden] = await Promise.all([
+  const [lastUsed, usages, used, burstUsed, hidden, leaks] = await Promise.all([
     meter.lastUsed(accountId, listed.map((key) => key.id)),
     chart ? Promise.all(listed.map((key) => meter.keyUsage(accountId, key.id, days[0]!, days[days.length - 1]!))) : [],
     meter.used(accountId, periodOf(now)),
     meter.burstUsed(accountId, now),
     hiddenExpiryReminders(store, accountId, now),
+    accountLeaks(store, accountId, now, config.keyPrefix),
   ]);
   for (const usage of usages.flat()) perDay.set(usage.day, (perDay.get(usage.day) ?? 0) + usage.requests);
   return {
@@ -107,5 +109,6 @@ export async function overviewData(deps: AppDeps, read: AccountAndKeys, now: num
     counted: days.map((d) => perDay.get(d) ?? 0),
     keys: listed.map((k) => keyView({ ...k, lastUsedAt: lastUsed.get(k.id) ?? null }, config.keyPrefix, now)),
     hiddenReminders: [...hidden],
+    leaks,
   };
 }

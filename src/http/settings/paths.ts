@@ -17,6 +17,7 @@ export const paths = {
   keyAddresses: (id: number) => `/settings/developer-api/keys/${id}/addresses`,
   rollKey: (id: number) => `/settings/developer-api/keys/${id}/roll`,
   revokeKey: (id: number) => `/settings/developer-api/keys/${id}/revoke`,
+  replaceLeakedKey: (id: number) => `/settings/developer-api/keys/${id}/replace-leaked`,
   hideExpiryReminder: (id: number) => `/settings/developer-api/keys/${id}/hide-expiry-reminder`,
   keyUsageCsv: (id: number) => `/settings/developer-api/keys/${id}/usage.csv`,
   usageCsv: '/settings/developer-api/usage.csv',

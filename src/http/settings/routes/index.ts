@@ -9,6 +9,7 @@ import { registerNewKeyForm } from './new-key-form.js';
 import { registerNotFound } from './not-found.js';
 import { registerOverview } from './overview.js';
 import { registerRenameKey } from './rename-key.js';
+import { registerReplaceLeakedKey } from './replace-leaked-key.js';
 import { registerRevokeKey } from './revoke-key.js';
 import { registerRevokeKeyForm } from './revoke-key-form.js';
 import { registerRollKey } from './roll-key.js';
@@ -35,6 +36,7 @@ export async function registerSettingsRoutes(app: SettingsApp, context: Settings
   registerRollKey(app, context); //        POST /settings/developer-api/keys/:id/roll
   registerRevokeKeyForm(app, context); //  GET  /settings/developer-api/keys/:id/revoke
   registerRevokeKey(app, context); //      POST /settings/developer-api/keys/:id/revoke
+  registerReplaceLeakedKey(app, context); // POST /settings/developer-api/keys/:id/replace-leaked
   registerHideExpiryReminder(app, context); // POST /settings/developer-api/keys/:id/hide-expiry-reminder
   registerUsageCsv(app, context); //       GET  /settings/developer-api/usage.csv, …/keys/:id/usage.csv
   registerSecurityLog(app, context); //    GET  /settings/developer-api/security-log

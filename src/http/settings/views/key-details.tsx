@@ -12,6 +12,8 @@ import { ScopeChoices } from './create-key.js';
 import { formatCount } from './format.js';
 import { ScopeList, StatusBadge, type KeyView } from './key-summary.js';
 import { Layout, type SignedInShell } from './layout.js';
+import { KeyLeakBanner } from './leak-banner.js';
+import type { KeyLeak } from '../../../services/leaked-key-replacement.js';
 import { RequestTable, type RequestColumn } from './request-table.js';
 
 /** What each outcome is called on the page (the outcomes and their order are the statistics'). */
@@ -49,6 +51,8 @@ export interface KeyDetailsData {
   rejections: readonly Rejection[];
   /** The key it was rolled into, if any. */
   replacedBy: { id: number; name: string } | null;
+  /** Its revocation for a leak (found public), if it was. */
+  leak?: KeyLeak | null;
 }
 
 export interface KeyDetailsForm {
@@ -84,6 +88,7 @@ export function KeyDetailsPage({
         <a href={paths.overview}>← Overview</a>
       </p>
       <h1>{key.name}</h1>
+      {data.leak ? <KeyLeakBanner leak={data.leak} now={now} formToken={shell.formToken} /> : null}
       {form.key ? (
         <Banner tone="danger">
           <p>{form.key}</p>

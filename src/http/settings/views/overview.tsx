@@ -7,6 +7,8 @@ import { Banner, FormToken, Time } from './components.js';
 import { formatCount, percent } from './format.js';
 import { KeyItem, type KeyView } from './key-summary.js';
 import { Layout, type SignedInShell } from './layout.js';
+import { LeaksBanner } from './leak-banner.js';
+import type { KeyLeak } from '../../../services/leaked-key-replacement.js';
 
 export interface OverviewData {
   now: number;
@@ -22,6 +24,8 @@ export interface OverviewData {
   keys: readonly KeyView[];
   /** Keys whose expiry reminder the owner hid until the next UTC day. */
   hiddenReminders: readonly number[];
+  /** Keys revoked for a leak (found public) within 90 days. */
+  leaks?: readonly KeyLeak[];
 }
 
 const PLAN_NAMES: Record<string, string> = { enthusiast: 'Enthusiast', addon: 'Developer API add-on', none: 'No plan' };
@@ -117,6 +121,7 @@ export function OverviewPage({
   return (
     <Layout title="Developer API" shell={shell} notice={notice}>
       <h1>Developer API</h1>
+      {data.leaks ? <LeaksBanner leaks={data.leaks} now={data.now} formToken={shell.formToken} /> : null}
       {expiringSoon.length > 0 ? <ExpiryBanner keys={expiringSoon} now={data.now} formToken={shell.formToken} /> : null}
       <div class="grid grid-3">
         <section class="card" aria-labelledby="access-heading">
