@@ -36,3 +36,23 @@ export function isOutage(error: unknown): boolean {
     isStoreUnavailable(error)
   );
 }
+
+/**
+ * An outage (isOutage) that a store caused: its error, a connection refused or reset, a store not reachable.
+ * False when only a deadline passed while the stores still answer (a loaded host, a slow query, a lock
+ * another writer held until the deadline, a store that found the deadline passed and did nothing): the request
+ * is refused, but that says nothing of the requests behind it (key-gate.ts).
+ */
+export function isStoreDown(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; current instanceof Error && depth < 8; depth++) {
+    if (current instanceof DeadlineExceededError || current instanceof StoreBusyError) return false;
+    const code = (current as { code?: unknown }).code;
+    // 57014 (query_canceled): the meter's own deadline check, or a statement's time limit. SQLite's BUSY
+    // and LOCKED: another writer held the file until the deadline.
+    if (code === '57014' || (typeof code === 'string' && /^SQLITE_(BUSY|LOCKED)/.test(code))) return false;
+    if (!(current instanceof MeterUnavailableError)) return true;
+    current = current.cause;
+  }
+  return true;
+}

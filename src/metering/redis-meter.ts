@@ -45,7 +45,7 @@ import { accountKey } from './redis-keys.js';
 import { ACCESS_MARK_KEPT_S, ACCESS_VERSION_KEPT_S, DELETED_VERSION, accessKeys } from './redis-access-versions.js';
 import type { AccessFence } from './access-change.js';
 import { WINDOW_MS, dayOf, daysBetween, monthBounds, periodOf } from './periods.js';
-import { settleBy } from '../deadline.js';
+import { DeadlineExceededError, settleBy } from '../deadline.js';
 import { QUOTA_KEPT_AFTER_RESET_S, SCRIPTS, admissionKeys } from './redis-meter-script.js';
 import { AdmissionCalls } from './redis-admission-calls.js';
 import { LostAdmissions, mayHaveRun } from './redis-lost-admissions.js';
@@ -149,7 +149,8 @@ export class RedisMeter implements Meter, AccessCheckedMeter, AccessFence {
       if (late[0] === 1) this.undo(keys, member).catch(() => this.lost.add(keys, member));
     });
     const [allowed = -1, remaining = 0, oldest = -1, used = 0, quotaAllowed = 0] = result;
-    if (allowed === -1) throw new MeterUnavailableError(new Error('Redis ran the admission after its deadline'));
+    // Redis answered, past the deadline: a late request, not a Redis outage (key-gate.ts tells them apart).
+    if (allowed === -1) throw new MeterUnavailableError(new DeadlineExceededError('the admission at Redis'));
     if (allowed === -2) return STALE;
     if (allowed === 0) {
       const resetInMs = oldest < 0 ? WINDOW_MS : oldest + WINDOW_MS - r.now;
@@ -179,7 +180,7 @@ export class RedisMeter implements Meter, AccessCheckedMeter, AccessFence {
     const keys = [this.key(accountId, 'quota', period), this.key(accountId, 'keyday', keyId, day), this.key(accountId, 'givenback', token ?? '')];
     const reply = this.script('meterRefund', keys, [giveUpAt - REPLY_MARGIN_MS, token === undefined ? 0 : 1, REFUND_TOKEN_KEPT_S]);
     const done = await settleMeterBy(giveUpAt, reply, 'the give-back');
-    if (done !== 1) throw new MeterUnavailableError(new Error('Redis ran the give-back after its deadline'));
+    if (done !== 1) throw new MeterUnavailableError(new DeadlineExceededError('the give-back at Redis'));
   }
 
   async markChanging(accountId: number): Promise<string> {

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { AddressInfo } from 'node:net';
 import { KEY_IN_FLIGHT, KeyGate, KeyLineRefusedError, gateKeyOf } from '../../src/http/api/key-gate.js';
-import { REQUEST_DEADLINE_MS } from '../../src/deadline.js';
+import { DeadlineExceededError, REQUEST_DEADLINE_MS } from '../../src/deadline.js';
+import { isStoreDown } from '../../src/http/store-unavailable.js';
 import { MeterUnavailableError, type AdmitRequest, type Meter } from '../../src/metering/meter.js';
 import { createTestContext, V1, type TestContext } from '../helpers/test-app.js';
 
@@ -55,6 +56,22 @@ function slowAdmissions(meter: Meter, accountId: number, ms: number, fail = fals
     if (request.accountId !== accountId) return original.call(this, request, ...rest);
     await new Promise((resolve) => setTimeout(resolve, ms));
     if (fail) throw new MeterUnavailableError(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
+    return original.call(this, request, ...rest);
+  };
+  return { restore: () => void (target[method] = original) };
+}
+
+/** Every admission of `accountId` answers after `ms`, the first one after `firstMs`: slow, never failing. */
+function lateFirstAdmission(meter: Meter, accountId: number, firstMs: number, ms: number) {
+  const target = meter as unknown as Record<string, (request: AdmitRequest, ...rest: unknown[]) => Promise<unknown>>;
+  const method = typeof target.admitChecked === 'function' ? 'admitChecked' : 'admit';
+  const original = target[method]!;
+  let first = true;
+  target[method] = async function (this: unknown, request: AdmitRequest, ...rest: unknown[]) {
+    if (request.accountId !== accountId) return original.call(this, request, ...rest);
+    const wait = first ? firstMs : ms;
+    first = false;
+    await new Promise((resolve) => setTimeout(resolve, wait));
     return original.call(this, request, ...rest);
   };
   return { restore: () => void (target[method] = original) };
@@ -158,6 +175,28 @@ test('a long line that moves is not an outage: 40 requests of one key, each admi
   assert.equal(await used(alice), before + 40, 'every request counted once');
 });
 
+test('a slow store is not an outage: one admission slower than the deadline refuses that request alone, the 39 behind it are served', async () => {
+  const alice = ctx.loaded.keys.alice!;
+  const before = await used(alice);
+  // The store answers every admission in 300 ms, the first one only after the request's deadline (a slow
+  // machine): when the first is refused, the line (40 requests, 7 places turning every 300 ms) still waits.
+  const late = lateFirstAdmission(ctx.meter, ctx.loaded.accounts.alice!, REQUEST_DEADLINE_MS + 400, 300);
+  let answers: string[];
+  try {
+    answers = await Promise.all(
+      Array.from({ length: 40 }, async () => {
+        const response = await fetch(`${base}${V1}/catalogue/1`, { headers: { 'x-api-key': alice } });
+        return `${response.status}`;
+      }),
+    );
+  } finally {
+    late.restore();
+  }
+  const tally = answers.reduce<Record<string, number>>((acc, s) => ({ ...acc, [s]: (acc[s] ?? 0) + 1 }), {});
+  assert.deepEqual(tally, { '200': 39, '503': 1 }, 'only the late request is refused');
+  assert.equal(await used(alice), before + 39, 'the served ones counted once, the late one not at all');
+});
+
 test('a store outage ending a request of the key refuses the requests waiting behind it at once (503, nothing counted)', async () => {
   const alice = ctx.loaded.keys.alice!;
   const before = await used(alice);
@@ -204,7 +243,7 @@ test('the gate refuses a waiting request when its line stalls, when a request ah
   for (const next of line) {
     await sleep(60);
     running();
-    running = await next;
+    running = (await next).release;
   }
   running();
   assert.deepEqual(await Promise.all(outcomes), new Array(8).fill('served'), 'the last waited about 480 ms');
@@ -213,7 +252,7 @@ test('the gate refuses a waiting request when its line stalls, when a request ah
   const outage = new KeyGate(1, 10_000, 10_000);
   const first = outage.tryEnter('k')!;
   const behind = [outage.wait('k'), outage.wait('k')].map(refusal);
-  first(true);
+  first('outage');
   assert.deepEqual(await Promise.all(behind), ['outage', 'outage']);
   assert.equal(outage.size, 0, 'the key is forgotten');
 
@@ -225,15 +264,82 @@ test('the gate refuses a waiting request when its line stalls, when a request ah
   for (const next of queued) {
     await sleep(60);
     holding();
-    const release = await next.catch(() => null);
-    if (release === null) break;
-    holding = release;
+    const turn = await next.catch(() => null);
+    if (turn === null) break;
+    holding = turn.release;
   }
   const seen = await Promise.all(ends);
   const served = seen.filter((o) => o === 'served').length;
   assert.ok(served >= 1 && served < 8, `some served, the rest refused: ${seen.join(' ')}`);
   assert.deepEqual(seen, [...new Array(served).fill('served'), ...new Array(8 - served).fill('too_long')], 'in arrival order');
   assert.equal(long.size, 0);
+});
+
+test('a late end refuses no one behind it while the stores answer, and keeps the next one to its time in line; with no answer for a whole deadline it refuses the line', async () => {
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  const refusal = (promise: Promise<unknown>) => promise.then(() => 'served', (error: unknown) => (error instanceof KeyLineRefusedError ? error.reason : String(error)));
+
+  // The stores answer (one request of the key answered 100 ms ago): a late request leaves alone.
+  const moving = new KeyGate(2, 400, 10_000);
+  const answered = moving.tryEnter('k')!;
+  const late = moving.tryEnter('k')!;
+  const behind = [moving.wait('k'), moving.wait('k'), moving.wait('k')];
+  const outcomes = behind.map(refusal);
+  await sleep(100);
+  answered();
+  const first = await behind[0]!;
+  assert.ok(first.deadline - Date.now() > 350, 'after an answer, a full deadline at the stores');
+  await sleep(100);
+  late('late');
+  const second = await behind[1]!;
+  // Its time in line: 400 ms from the last answer, about 300 ms from now; not a fresh 400.
+  const left = second.deadline - Date.now();
+  assert.ok(left <= 310 && left > 200, `the one after a late end keeps its time in line (${left} ms left)`);
+  first.release();
+  second.release();
+  (await behind[2]!).release();
+  assert.deepEqual(await Promise.all(outcomes), ['served', 'served', 'served'], 'no one refused');
+  assert.equal(moving.size, 0);
+
+  // No answer for a whole deadline (a frozen store): the late end refuses everyone waiting, at once.
+  const frozen = new KeyGate(1, 150, 10_000);
+  const stuck = frozen.tryEnter('k')!;
+  const waiting = [frozen.wait('k'), frozen.wait('k')].map(refusal);
+  await sleep(160);
+  stuck('late');
+  assert.deepEqual(await Promise.all(waiting), ['stalled', 'stalled']);
+  assert.equal(frozen.size, 0);
+
+  // A store failure refuses everyone waiting, however recently the stores answered.
+  const down = new KeyGate(2, 10_000, 10_000);
+  const ok = down.tryEnter('k')!;
+  const failed = down.tryEnter('k')!;
+  const line = [down.wait('k'), down.wait('k'), down.wait('k')];
+  ok();
+  const holder = await line[0]!;
+  failed('outage');
+  assert.deepEqual(await Promise.all(line.slice(1).map(refusal)), ['outage', 'outage']);
+  holder.release();
+  assert.equal(down.size, 0);
+});
+
+test('a 503 tells the line whether a store caused it or only the deadline passed', () => {
+  const coded = (code: string, message = 'x') => Object.assign(new Error(message), { code });
+  const late = [
+    new DeadlineExceededError('the key lookup'),
+    new MeterUnavailableError(new DeadlineExceededError('metering')),
+    new MeterUnavailableError(coded('57014', 'admission past its deadline')),
+    new MeterUnavailableError(coded('SQLITE_BUSY', 'database is locked')),
+  ];
+  const down = [
+    new MeterUnavailableError(coded('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:6379')),
+    new MeterUnavailableError(new Error('Connection terminated unexpectedly')),
+    coded('08006', 'connection failure'),
+    coded('57P01', 'terminating connection due to administrator command'),
+    new MeterUnavailableError(new Error('Redis is not reachable (reconnecting)')),
+  ];
+  assert.deepEqual(late.map(isStoreDown), late.map(() => false), 'only late');
+  assert.deepEqual(down.map(isStoreDown), down.map(() => true), 'a store down');
 });
 
 test('the gate hands places on in arrival order and forgets a key once its requests are done', async () => {
@@ -243,8 +349,8 @@ test('the gate hands places on in arrival order and forgets a key once its reque
   assert.equal(gate.tryEnter('k'), null, 'a third request of the key waits');
   assert.notEqual(gate.tryEnter('other'), null, 'another key does not');
   const order: number[] = [];
-  const third = gate.wait('k').then((release) => (order.push(3), release));
-  const fourth = gate.wait('k').then((release) => (order.push(4), release));
+  const third = gate.wait('k').then((turn) => (order.push(3), turn.release));
+  const fourth = gate.wait('k').then((turn) => (order.push(4), turn.release));
   first();
   first(); // a second call of one release changes nothing
   (await third)();

@@ -14,7 +14,7 @@ import type { Metrics } from '../../observability/metrics.js';
 import type { App } from '../app-types.js';
 import { ApiError, errorBody } from '../errors.js';
 import { redactSecrets } from '../log-redaction.js';
-import { isOutage, RETRY_AFTER_UNAVAILABLE_S } from '../store-unavailable.js';
+import { isOutage, isStoreDown, RETRY_AFTER_UNAVAILABLE_S } from '../store-unavailable.js';
 import { ifNoneMatchMatches, strongEtag } from './conditional.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import { API_PREFIX } from './api-prefix.js';
@@ -78,7 +78,7 @@ export function installAnswerHooks(app: App, deps: AnswerHooksDeps): void {
 
   app.setErrorHandler(async (error: unknown, request, reply) => {
     const apiError = toApiError(error, request, metrics);
-    request.failure = { code: apiError.code, message: apiError.message };
+    request.failure = { code: apiError.code, message: apiError.message, storeDown: apiError.code === 'service_unavailable' && isStoreDown(error) };
     if (apiError.status >= 500) await giveBack(request, reply, 'given_back');
     reply.code(apiError.status).headers(apiError.headers).type('application/json; charset=utf-8');
     return errorBody(apiError);

@@ -45,7 +45,7 @@ import { paramValidatorCompiler } from './param-validator.js';
 import { principalAdmission, type HeldPrincipalsDeps } from './principal-admission.js';
 import { decorateApiRequests } from './request-decorations.js';
 import { RETRY_AFTER_UNAVAILABLE_S } from '../store-unavailable.js';
-import { gateKeyOf, KeyGate, type Release } from './key-gate.js';
+import { gateKeyOf, KeyGate, type Ending, type Release } from './key-gate.js';
 
 /** What the pipeline reads: the key lookup, the meter, the clock, and where outcomes are recorded. */
 export interface ApiPipelineDeps {
@@ -125,14 +125,16 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
   /**
    * Waits for the request's turn among its key's requests (key-gate.ts); false when its client left while it
    * waited: then it goes no further (nothing is read or counted for it). A long line is not an outage: the
-   * request's deadline starts again when its turn comes. A line stuck behind a store, or emptied by a store
-   * outage, refuses its waiting requests (KeyLineRefusedError: 503), so 503 within 2 seconds still holds.
-   * The place is given back when the response closes, however the request ends; a 503 of a store tells the
-   * gate that the requests waiting behind it would fare no better.
+   * request's deadline starts again when its turn comes (unless the place came from a request that ran out
+   * of time: see key-gate.ts). A line stuck behind a store, or emptied by a store outage, refuses its
+   * waiting requests (KeyLineRefusedError: 503), so 503 within 2 seconds still holds.
+   * The place is given back when the response closes, however the request ends; a 503 a store caused tells
+   * the gate that the requests waiting behind it would fare no better, one that only ran out of time does not.
    */
   async function keyGateTurn(gateKey: string, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
-    const releaseOnClose = (release: Release) =>
-      reply.raw.once('close', () => release(request.failure?.code === 'service_unavailable'));
+    const endingOf = (failure: FastifyRequest['failure']): Ending =>
+      failure?.code !== 'service_unavailable' ? 'answered' : failure.storeDown === true ? 'outage' : 'late';
+    const releaseOnClose = (release: Release) => reply.raw.once('close', () => release(endingOf(request.failure)));
     const entered = keyGate.tryEnter(gateKey);
     if (entered !== null) {
       releaseOnClose(entered);
@@ -148,12 +150,12 @@ export function apiPipeline(deps: ApiPipelineDeps): ApiPipeline {
     reply.raw.once('close', onGone);
     socket.once('end', onGone);
     try {
-      const release = await keyGate.wait(gateKey);
+      const { release, deadline } = await keyGate.wait(gateKey);
       if (gone) {
-        release();
+        release('unused');
         return false;
       }
-      request.deadline = Date.now() + REQUEST_DEADLINE_MS;
+      request.deadline = deadline;
       releaseOnClose(release);
       return true;
     } finally {

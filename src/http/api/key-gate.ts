@@ -13,12 +13,22 @@
  * turn comes. Before that (issue 17): a burst of 300 on a cold, loaded 2-core machine answered 178 of
  * them 503, on healthy stores, only because the line was long. A waiting request is refused (503, nothing
  * read or counted) only when
- *  - the line has not moved for STALLED_MS (since the request arrived or the last place was handed on): the
- *    key's requests ahead are stuck on a store, so this one would be too; 503 within 2 seconds holds;
- *  - a request of the key ended in a store outage (`release(true)`): every request then waiting is refused
- *    at once, rather than each taking its own deadline in turn behind a dead store;
+ *  - the line has not moved for STALLED_MS (since the request arrived or the stores last answered a request
+ *    of the key): the key's requests ahead are stuck on a store, so this one would be too; 503 within 2
+ *    seconds holds;
+ *  - a request of the key ended in a store outage (`release('outage')`: a store error, a connection refused
+ *    or reset): every request then waiting is refused at once, rather than each taking its own deadline in
+ *    turn behind a dead store;
  *  - it has waited MAX_WAIT_MS: a key sending far more than its server can answer is refused, not queued
  *    without end (memory, and a client that has long given up).
+ *
+ * A slow machine is not an outage (issue 40). A request whose own deadline passed while the stores still
+ * answer (`release('late')`: a loaded host, a slow query) is refused alone: the requests behind it never
+ * tried, and keep their chance. Only when the stores answered no request of the key for STALLED_MS does a
+ * late end count as the line standing still and refuse those waiting. The place a late request hands on
+ * comes with the deadline its new holder had in line (when the gate would have refused it as stalled), not
+ * a fresh one: a late end says nothing of the stores' health, so 503 within 2 seconds holds behind a store
+ * that froze, too.
  *
  * The gate is keyed by the key as presented (the header's value), before any lookup: guessed keys and
  * requests without a key take the pipeline's cheap refusals and are not gated.
@@ -32,8 +42,21 @@ export const STALLED_MS = REQUEST_DEADLINE_MS;
 /** No request waits longer than this for its turn. */
 export const MAX_WAIT_MS = 10_000;
 
-/** Called exactly once when the request is done; `outage` when it ended in a store outage (a 503). */
-export type Release = (outage?: boolean) => void;
+/**
+ * How a request that held a place ended, as its line sees it: `answered` (the stores answered it, whatever
+ * the status), `late` (its own deadline passed, no store failed), `outage` (a store failed: an error, a
+ * connection refused or reset), `unused` (it left before any store work).
+ */
+export type Ending = 'answered' | 'late' | 'outage' | 'unused';
+
+/** Called exactly once when the request is done (later calls do nothing). */
+export type Release = (ending?: Ending) => void;
+
+/** A place in the key's line: given back with `release`; the request is answered by `deadline` (epoch ms). */
+export interface Turn {
+  release: Release;
+  deadline: number;
+}
 
 /** Why a waiting request was refused: the service is unavailable to it (503), nothing was read or counted. */
 export class KeyLineRefusedError extends DeadlineExceededError {
@@ -49,15 +72,15 @@ export class KeyLineRefusedError extends DeadlineExceededError {
 
 interface Waiter {
   since: number;
-  resolve: (release: Release) => void;
+  resolve: (turn: Turn) => void;
   reject: (error: KeyLineRefusedError) => void;
 }
 
 interface Lane {
   running: number;
   waiting: Waiter[];
-  /** When a place was last handed on to a waiting request (epoch ms). */
-  moved: number;
+  /** When the stores last answered a request of the key, or the line began (epoch ms). */
+  answered: number;
   timer: NodeJS.Timeout | null;
 }
 
@@ -74,7 +97,7 @@ export class KeyGate {
   tryEnter(key: string): Release | null {
     let lane = this.#lanes.get(key);
     if (lane === undefined) {
-      lane = { running: 0, waiting: [], moved: 0, timer: null };
+      lane = { running: 0, waiting: [], answered: Date.now(), timer: null };
       this.#lanes.set(key, lane);
     } else if (lane.running >= this.limit) {
       return null;
@@ -83,10 +106,10 @@ export class KeyGate {
     return this.#releaser(key, lane);
   }
 
-  /** Resolves with a release once one of the key's places is handed on to this request; rejects as the file comment says. */
-  wait(key: string): Promise<Release> {
+  /** Resolves with a turn once one of the key's places is handed on to this request; rejects as the file comment says. */
+  wait(key: string): Promise<Turn> {
     const entered = this.tryEnter(key);
-    if (entered !== null) return Promise.resolve(entered);
+    if (entered !== null) return Promise.resolve({ release: entered, deadline: Date.now() + this.stalledMs });
     const lane = this.#lanes.get(key) as Lane;
     return new Promise((resolve, reject) => {
       lane.waiting.push({ since: Date.now(), resolve, reject });
@@ -99,10 +122,9 @@ export class KeyGate {
     return this.#lanes.size;
   }
 
-  /** The time the front waiter is refused, unless the line moves first. Waiters are in arrival order, so the front's is the earliest. */
-  #dueAt(lane: Lane): number {
-    const front = lane.waiting[0]!;
-    return Math.min(Math.max(front.since, lane.moved) + this.stalledMs, front.since + this.maxWaitMs);
+  /** The time a waiter is refused unless the line moves first. Waiters are in arrival order: the front's is the earliest. */
+  #dueAt(lane: Lane, waiter: Waiter = lane.waiting[0]!): number {
+    return Math.min(Math.max(waiter.since, lane.answered) + this.stalledMs, waiter.since + this.maxWaitMs);
   }
 
   #schedule(lane: Lane): void {
@@ -123,17 +145,22 @@ export class KeyGate {
 
   #releaser(key: string, lane: Lane): Release {
     let released = false;
-    return (outage = false) => {
+    return (ending = 'answered') => {
       if (released) return;
       released = true;
-      if (outage) {
-        for (const waiter of lane.waiting.splice(0)) waiter.reject(new KeyLineRefusedError('outage'));
+      const now = Date.now();
+      if (ending === 'answered') lane.answered = now;
+      // A late end when the stores answered none of the key's requests for a whole deadline: the line stands still.
+      const stalled = ending === 'late' && now - lane.answered >= this.stalledMs;
+      if (ending === 'outage' || stalled) {
+        for (const waiter of lane.waiting.splice(0)) waiter.reject(new KeyLineRefusedError(stalled ? 'stalled' : 'outage'));
       }
       const next = lane.waiting.shift();
       if (next !== undefined) {
-        // The place passes to the next request in line: `running` is unchanged.
-        lane.moved = Date.now();
-        return next.resolve(this.#releaser(key, lane));
+        // The place passes to the next request in line (`running` is unchanged). Its time at the stores
+        // starts afresh only when the stores answered; otherwise it keeps the time it had left in line.
+        const deadline = ending === 'answered' ? now + this.stalledMs : Math.min(now + this.stalledMs, this.#dueAt(lane, next));
+        return next.resolve({ release: this.#releaser(key, lane), deadline });
       }
       if (lane.timer !== null) {
         clearTimeout(lane.timer);

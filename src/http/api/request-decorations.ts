@@ -29,8 +29,11 @@ declare module 'fastify' {
     deadline: number;
     /** A known key refused (revoked, expired, a refused address, lapsed plan): whose attempt it was and why, for the owner's statistics. */
     refusedKey: { keyId: number; accountId: number; refusal: KeyRefusal } | null;
-    /** The error this request was answered with, for the owner's statistics. */
-    failure: { code: string; message: string } | null;
+    /**
+     * The error this request was answered with, for the owner's statistics; `storeDown` when it was a 503
+     * that a store caused, not only the request's deadline passing (its key's line, key-gate.ts).
+     */
+    failure: { code: string; message: string; storeDown?: boolean } | null;
     /** The store's data version, read with the key check; null when none was read (item-answers.ts). */
     dataVersion: number | null;
     /**
