@@ -233,3 +233,23 @@ describe('POST /secret-scanning/github', () => {
     assert.equal((await onA('wrong')).statusCode, 200);
   });
 });
+
+describe('POST /secret-scanning/github without GitHub\'s keys', () => {
+  test('answers 503 (GitHub retries), with nothing revoked, when the keys cannot be read', async () => {
+    const other = await createTestContext({ dataset: DATASET, env: { SECRET_SCANNING_PUBLIC_KEYS: join(dir, 'missing.json') } });
+    try {
+      const body = report([finding(keyOf(other, 'bystander'))]);
+      const res = await other.app.inject({
+        method: 'POST',
+        url: PATH,
+        payload: body,
+        headers: { 'content-type': 'application/json', 'github-public-key-identifier': 'current', 'github-public-key-signature': sign('sha256', Buffer.from(body), github.privateKey).toString('base64') },
+      });
+      assertError(res, 503, 'service_unavailable');
+      assert.ok(Number(res.headers['retry-after']) >= 1);
+      assert.equal((await other.get(url('/me'), 'bystander')).statusCode, 200);
+    } finally {
+      await other.close();
+    }
+  });
+});
