@@ -90,20 +90,130 @@ export function secretStarts(text: string): number[] {
   return found;
 }
 
+/** The shortest thing redacted: `live_` and 20 characters (KEY_PATTERN); a secret and its checksum are longer. */
+const SHORTEST_REDACTED = 25;
+
+const hexValue = (c: number) => (c >= 48 && c <= 57 ? c - 48 : c >= 65 && c <= 70 ? c - 55 : c >= 97 && c <= 102 ? c - 87 : -1);
+const hexAt = (text: string, i: number) => {
+  const high = hexValue(text.charCodeAt(i));
+  const low = hexValue(text.charCodeAt(i + 1));
+  return high < 0 || low < 0 ? -1 : high * 16 + low;
+};
+
+/** The length of the text read by the last readAt: read where it is set, to spare an object a character. */
+let readLength = 1;
+
 /**
- * True when reading the text needs no decoding and no skipping (no `%`, no `\`, no control character) and it
- * has no run of base62 characters long enough to hold a secret: most texts, looked at in one pass.
+ * The percent-escape at `at`, escaped again any number of times (`%0A`, `%250A`), as a reader of a log
+ * decodes it: its byte (its length in readLength), or -1.
  */
-export function isPlainOfSecrets(text: string): boolean {
-  let run = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (isBase62(c)) {
-      if (++run >= SECRET_AND_CHECKSUM) return false;
+function escapeAt(text: string, at: number): number {
+  let i = at + 1;
+  // `%25` then two hex digits is `%` escaped again (`%2541` reads `%41`, so `A`); `%25` alone is `%`.
+  while (text.charCodeAt(i) === 50 && text.charCodeAt(i + 1) === 53 && hexAt(text, i + 2) >= 0) i += 2;
+  const byte = hexAt(text, i);
+  readLength = i + 2 - at;
+  return byte;
+}
+
+/** `\n`, `\\n`, `\u000a`...: the length of a control character as JSON writes it (however many times the text was JSON-encoded), or 0. */
+function jsonControlAt(text: string, at: number): number {
+  let i = at;
+  while (text.charCodeAt(i) === 92) i++;
+  const c = text.charCodeAt(i);
+  if (c === 110 || c === 114 || c === 116 || c === 98 || c === 102) return i + 1 - at; // n r t b f
+  if (c !== 117 || text.charCodeAt(i + 1) !== 48 || text.charCodeAt(i + 2) !== 48) return 0; // u00
+  const code = hexAt(text, i + 3);
+  return code >= 0 && isControl(code) ? i + 5 - at : 0;
+}
+
+/**
+ * The character the text reads as at `i`, or -1 for nothing (a control character, however written); its
+ * length in the text is left in readLength. A percent-escape of anything but a key's character or a control
+ * reads as a space: it ends a key as the character would.
+ */
+function readAt(text: string, i: number): number {
+  const c = text.charCodeAt(i);
+  readLength = 1;
+  if (c === 37) {
+    const byte = escapeAt(text, i);
+    if (byte < 0) {
+      readLength = 1;
+      return c;
+    }
+    if (isKeyCharacter(byte)) return byte;
+    // UTF-8's C1 controls (`%C2%85`, NEL) are controls too.
+    if (byte === 0xc2 && text.charCodeAt(i + readLength) === 37) {
+      const first = readLength;
+      const next = escapeAt(text, i + first);
+      if (next >= 0x80 && next <= 0x9f) {
+        readLength += first;
+        return -1;
+      }
+      readLength = first;
+    }
+    return isControl(byte) ? -1 : 32;
+  }
+  if (c === 92) {
+    const length = jsonControlAt(text, i);
+    if (length > 0) {
+      readLength = length;
+      return -1;
+    }
+    return c;
+  }
+  return isControl(c) ? -1 : c;
+}
+
+/**
+ * Characters a key's characters can be read from: a key's own, `%` (hex digits are a key's), `\` (JSON's
+ * escapes are letters and digits after it), and controls. A run that reads as 25 key characters is at least
+ * 25 of these in a row.
+ */
+const MAY_READ_AS_KEY = new Uint8Array(160);
+for (let c = 0; c < 160; c++) MAY_READ_AS_KEY[c] = isKeyCharacter(c) || c === 37 || c === 92 || isControl(c) ? 1 : 0;
+const mayReadAsKey = (c: number) => c < 160 && MAY_READ_AS_KEY[c] === 1;
+
+/**
+ * Whether the text has SHORTEST_REDACTED characters in a row that may read as a key's. Looks at one
+ * character in 25 where none does (a JSON log line, mostly), so a log line costs a few dozen reads.
+ */
+function hasLongRun(text: string): boolean {
+  let i = SHORTEST_REDACTED - 1;
+  while (i < text.length) {
+    // No run of 25 starting in the 25 characters up to a character that breaks it.
+    if (!mayReadAsKey(text.charCodeAt(i))) {
+      i += SHORTEST_REDACTED;
       continue;
     }
-    run = 0;
-    if (c === 37 || c === 92 || isControl(c)) return false;
+    let start = i;
+    while (start > 0 && mayReadAsKey(text.charCodeAt(start - 1))) start--;
+    let end = i + 1;
+    while (end < text.length && mayReadAsKey(text.charCodeAt(end))) end++;
+    if (end - start >= SHORTEST_REDACTED) return true;
+    i = end + SHORTEST_REDACTED;
+  }
+  return false;
+}
+
+/**
+ * True when the text, read as a reader could (see the top of this file), holds no run of a key's characters
+ * long enough to be redacted: most texts, a log line for one, looked at without allocating.
+ */
+export function isPlainOfSecrets(text: string): boolean {
+  if (!hasLongRun(text)) return true;
+  let run = 0;
+  for (let i = 0; i < text.length; ) {
+    let c = text.charCodeAt(i);
+    if (c === 37 || c === 92 || isControl(c)) {
+      c = readAt(text, i);
+      i += readLength;
+      if (c === -1) continue;
+    } else {
+      i++;
+    }
+    if (!isKeyCharacter(c)) run = 0;
+    else if (++run >= SHORTEST_REDACTED) return false;
   }
   return true;
 }
@@ -112,59 +222,30 @@ export function isPlainOfSecrets(text: string): boolean {
 export interface ReadableText {
   text: string;
   /** Where each character of `text` starts in the original text, and where it ends. */
-  starts: number[];
-  ends: number[];
+  starts: Int32Array;
+  ends: Int32Array;
 }
-
-/** A percent-escape, escaped again any number of times (`%0A`, `%250A`), as a reader of a log decodes it. */
-const ESCAPE = /%(?:25)*([0-9A-Fa-f]{2})/y;
-
-/** The percent-escape at `at`: its length and byte, or null. */
-function escapeAt(text: string, at: number): { length: number; byte: number } | null {
-  ESCAPE.lastIndex = at;
-  const found = ESCAPE.exec(text);
-  return found === null ? null : { length: found[0].length, byte: parseInt(found[1]!, 16) };
-}
-
-/** `\n`, `\\n`, `\u000a`...: a control character as JSON writes it, however many times the text was JSON-encoded. */
-const JSON_CONTROL = /\\+(?:[nrtbf]|u00(?:[01][0-9A-Fa-f]|7[Ff]|[89][0-9A-Fa-f]))/y;
 
 /** Reads the text as a reader could rebuild a key from it (see the top of this file). */
 export function readable(text: string): ReadableText {
-  let out = '';
-  const starts: number[] = [];
-  const ends: number[] = [];
-  const keep = (c: string, start: number, end: number) => {
-    out += c;
-    starts.push(start);
-    ends.push(end);
-  };
+  const codes = new Uint16Array(text.length);
+  const starts = new Int32Array(text.length);
+  const ends = new Int32Array(text.length);
+  let kept = 0;
   for (let i = 0; i < text.length; ) {
-    const c = text.charCodeAt(i);
-    if (c === 37) {
-      const escape = escapeAt(text, i);
-      if (escape !== null) {
-        let length = escape.length;
-        // UTF-8's C1 controls (`%C2%85`, NEL) are controls too.
-        const next = escape.byte === 0xc2 && text.charCodeAt(i + length) === 37 ? escapeAt(text, i + length) : null;
-        if (next !== null && next.byte >= 0x80 && next.byte <= 0x9f) length += next.length;
-        else if (isKeyCharacter(escape.byte)) keep(String.fromCharCode(escape.byte), i, i + length);
-        else if (!isControl(escape.byte)) keep(' ', i, i + length);
-        i += length;
-        continue;
-      }
-    } else if (c === 92) {
-      JSON_CONTROL.lastIndex = i;
-      if (JSON_CONTROL.test(text)) {
-        i = JSON_CONTROL.lastIndex;
-        continue;
-      }
-    } else if (isControl(c)) {
-      i++;
-      continue;
+    const c = readAt(text, i);
+    if (c !== -1) {
+      codes[kept] = c;
+      starts[kept] = i;
+      ends[kept] = i + readLength;
+      kept++;
     }
-    keep(text[i]!, i, i + 1);
-    i++;
+    i += readLength;
+  }
+  let out = '';
+  // In pieces: fromCharCode takes its characters as arguments, and a call has only so many.
+  for (let from = 0; from < kept; from += 4096) {
+    out += String.fromCharCode.apply(null, codes.subarray(from, Math.min(kept, from + 4096)) as unknown as number[]);
   }
   return { text: out, starts, ends };
 }

@@ -49,6 +49,15 @@ describe('a secret without its prefix', () => {
     for (const [text, redacted] of cases) assert.equal(redactKeys(text), redacted, text);
   });
 
+  it('is found wherever it starts and wherever it is split (a first look skips most of a text)', () => {
+    for (let at = 0; at < 60; at++) {
+      const before = `"a":${'-'.repeat(at)}`;
+      assert.equal(redactKeys(`${before}${secret}-"`), `${before}[redacted]-"`, `at ${at}`);
+      const split = Math.min(at, 47) + 1;
+      assert.equal(redactKeys(`${before}${secret.slice(0, split)}%0A${secret.slice(split)}\n`), `${before}[redacted]\n`, `split at ${split}`);
+    }
+  });
+
   it("is found for the prefix a server is configured with", () => {
     const other = secretOf(generateKey('acme'));
     assert.equal(redactKeys(`/c/${other}`), `/c/${other}`, 'not recognised before');
