@@ -18,7 +18,7 @@ import { keyStatus } from '../keys/key-status.js';
 import type { Store } from '../store/database.js';
 import type { KeyRecord } from '../store/repositories/api-key.repository.js';
 import type { Database } from '../store/schema.js';
-import { OPERATOR } from './actor.js';
+import type { Actor } from './actor.js';
 import { revokeKey } from './keys.service.js';
 
 export type LeakLabel = 'true_positive' | 'false_positive';
@@ -30,6 +30,13 @@ export interface LeakReport {
   url: string | null;
   /** Who found it and how: "GitHub secret scanning (commit)", "support ticket 1234". */
   source: string;
+}
+
+export interface LeakOptions {
+  now: number;
+  keyPrefix: string;
+  /** Who revokes, for the security log: GitHub's secret scanning (its reports), or an operator (the command line). */
+  actor: Actor;
 }
 
 export interface LeakAnswer {
@@ -113,14 +120,15 @@ function works(key: FoundKey, now: number): boolean {
  * Revokes one working key for its leak. True when it is revoked for a leak now (by this call, or by a
  * report of the same key that raced it); false when it turned out revoked for another reason meanwhile.
  */
-async function revokeLeaked(store: Store, key: FoundKey, report: LeakReport, now: number, keyPrefix: string): Promise<boolean> {
+async function revokeLeaked(store: Store, key: FoundKey, report: LeakReport, options: LeakOptions): Promise<boolean> {
+  const { now, keyPrefix, actor } = options;
   const detail = leakDetail(report);
   try {
     await revokeKey(store, {
       keyId: key.id,
       now,
       keyPrefix,
-      actor: OPERATOR,
+      actor,
       detail,
       also: async (db, _key: KeyRecord, accountId) => {
         await db
@@ -154,7 +162,7 @@ async function revokeLeaked(store: Store, key: FoundKey, report: LeakReport, now
 export async function reportLeakedKeys(
   store: Store,
   reports: readonly LeakReport[],
-  options: { now: number; keyPrefix: string },
+  options: LeakOptions,
 ): Promise<LeakAnswer[]> {
   const { now, keyPrefix } = options;
   // Only tokens of this service's form with a good checksum are looked up; the rest cost nothing more.
@@ -171,7 +179,7 @@ export async function reportLeakedKeys(
   const queue = [...toRevoke.values()];
   const workers = Array.from({ length: Math.min(store.dialect === 'sqlite' ? 1 : REVOKES_AT_ONCE, queue.length) }, async () => {
     for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
-      if (await revokeLeaked(store, next.key, next.report, now, keyPrefix)) leaked.add(next.key.id);
+      if (await revokeLeaked(store, next.key, next.report, options)) leaked.add(next.key.id);
     }
   });
   await Promise.all(workers);
@@ -183,7 +191,7 @@ export async function reportLeakedKeys(
 }
 
 /** One report (the command line's): its answer. */
-export async function reportLeakedKey(store: Store, report: LeakReport, options: { now: number; keyPrefix: string }): Promise<LeakAnswer> {
+export async function reportLeakedKey(store: Store, report: LeakReport, options: LeakOptions): Promise<LeakAnswer> {
   const [answer] = await reportLeakedKeys(store, [report], options);
   if (answer === undefined) throw new Error('reportLeakedKey: no answer');
   return answer;

@@ -48,7 +48,7 @@ export interface SecurityEvent {
   id: number;
   at: string;
   kind: SecurityEventKind;
-  actor: 'owner' | 'operator';
+  actor: 'owner' | 'operator' | 'secret_scanning';
   /** The owner's client address; null for the command line. */
   address: string | null;
   key: SecurityEventKey | null;
@@ -124,7 +124,7 @@ function toSecurityEvent(r: SecurityEventRow): SecurityEvent {
     id: r.id,
     at: r.at,
     kind: r.kind as SecurityEventKind,
-    actor: r.actor === 'owner' ? 'owner' : 'operator',
+    actor: r.actor === 'owner' || r.actor === 'secret_scanning' ? r.actor : 'operator',
     address: r.address,
     key: r.key_id === null ? null : { id: r.key_id, name: r.key_name ?? '', hint: r.key_hint ?? '' },
     detail: r.detail,

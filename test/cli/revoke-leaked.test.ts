@@ -56,6 +56,7 @@ describe('shelfapi keys revoke-leaked', () => {
     const lines = await leakLines();
     assert.equal(lines.length, 1);
     assert.equal(lines[0]!.detail, 'revoked: found public at https://pastebin.example/abc; reported by ticket 1234');
+    assert.equal(lines[0]!.actor, 'operator');
 
     for (let run = 0; run < 2; run++) {
       const listed = await runCli(['notices', '--json'], env);

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { checksum } from '../../src/keys/api-key.js';
 import { leakDetail, reportLeakedKeys, type LeakReport } from '../../src/services/leaked-keys.service.js';
 import { accountLeaks, replaceLeakedKey } from '../../src/services/leaked-key-replacement.js';
-import { OPERATOR } from '../../src/services/actor.js';
+import { OPERATOR, SECRET_SCANNING } from '../../src/services/actor.js';
 import { InputError } from '../../src/errors/input-error.js';
 import { getKey } from '../../src/store/repositories/api-key.repository.js';
 import { pendingNotices } from '../../src/services/notices.service.js';
@@ -23,7 +23,7 @@ after(async () => {
   await ctx.close();
 });
 
-const opts = () => ({ now: ctx.clock.now(), keyPrefix: ctx.config.keyPrefix });
+const opts = () => ({ now: ctx.clock.now(), keyPrefix: ctx.config.keyPrefix, actor: SECRET_SCANNING });
 const report = (token: string, url: string | null = 'https://github.com/someone/repo/blob/main/app.js'): LeakReport => ({
   token,
   url,
@@ -48,6 +48,7 @@ describe('reportLeakedKeys', () => {
     const events = await leakEvents(alice);
     assert.equal(events.length, 1);
     assert.equal(events[0]!.kind, 'key_revoked');
+    assert.equal(events[0]!.actor, 'secret_scanning');
     assert.equal(events[0]!.detail, 'revoked: found public at https://github.com/someone/repo/blob/main/app.js; reported by GitHub secret scanning (content)');
     const notices = (await pendingNotices(ctx.store, ctx.config.keyPrefix)).filter((n) => n.kind === 'key_leaked');
     assert.equal(notices.length, 1);

@@ -130,6 +130,9 @@ describe('a leaked key, seen and replaced by its owner in Chromium', () => {
       assert.match(details, /This key was found public and revoked/);
       assert.ok(details.includes(FOUND_AT));
       await assertNoAxeViolation(page, 'key page with the leak banner');
+      await page.goto(`${origin}/settings/developer-api/security-log`);
+      assert.match(await page.locator('main').innerText(), /GitHub secret scanning/, 'the security log says who revoked it');
+      await page.goto(`${origin}/settings/developer-api/keys/${leakedId}`);
       const forged = await page.request.post(`${origin}/settings/developer-api/keys/${leakedId}/replace-leaked`, {
         form: {},
         headers: { origin },

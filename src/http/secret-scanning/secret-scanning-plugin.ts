@@ -17,6 +17,7 @@
  */
 import { verify } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { SECRET_SCANNING } from '../../services/actor.js';
 import { reportLeakedKeys } from '../../services/leaked-keys.service.js';
 import type { App, AppDeps } from '../app-types.js';
 import { ApiError, errorBody } from '../errors.js';
@@ -133,7 +134,7 @@ export async function registerSecretScanning(app: App, deps: AppDeps, limits: Re
       if (!valid) throw notSigned('The report\'s signature does not match its body.');
       const parsed = parseReport(body);
       if ('problem' in parsed) throw new ApiError('bad_request', parsed.problem);
-      const answers = await reportLeakedKeys(store, parsed.tokens, { now: clock.now(), keyPrefix: config.keyPrefix });
+      const answers = await reportLeakedKeys(store, parsed.tokens, { now: clock.now(), keyPrefix: config.keyPrefix, actor: SECRET_SCANNING });
       const revoked = answers.filter((a) => a.label === 'true_positive').length;
       request.log.info({ tokens: answers.length, truePositives: revoked }, 'secret scanning report answered');
       reply.type('application/json; charset=utf-8');

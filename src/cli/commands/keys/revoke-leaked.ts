@@ -6,6 +6,7 @@
 import { Command } from 'commander';
 import { InputError } from '../../../errors/input-error.js';
 import { isWellFormedKey, keyHint } from '../../../keys/api-key.js';
+import { OPERATOR } from '../../../services/actor.js';
 import { findKey } from '../../../services/key-lookup.js';
 import { reportLeakedKey } from '../../../services/leaked-keys.service.js';
 import { statusText } from '../../key-text.js';
@@ -33,7 +34,7 @@ export function keysRevokeLeakedCommand(): Command {
       const token = await keyText(raw);
       if (options.source.trim() === '') throw new InputError('--source must say who reported the key');
       await withStore(async ({ config, store, now }) => {
-        const answer = await reportLeakedKey(store, { token, url: options.url ?? null, source: options.source }, { now, keyPrefix: config.keyPrefix });
+        const answer = await reportLeakedKey(store, { token, url: options.url ?? null, source: options.source }, { now, keyPrefix: config.keyPrefix, actor: OPERATOR });
         const key = answer.keyId === null ? null : await findKey(store.db, answer.keyId, undefined);
         const shown = key === null ? null : { id: key.id, accountId: key.accountId, name: key.name, hint: keyHint(config.keyPrefix, key.lastFour) };
         if (options.json) printJson({ label: answer.label, key: shown });

@@ -102,7 +102,7 @@ export function SecurityLogPage({ shell, data }: { shell: SignedInShell; data: S
                     )}
                   </td>
                   <td>
-                    {e.actor === 'owner' ? 'You, on this screen' : 'An operator (command line)'}
+                    {e.actor === 'owner' ? 'You, on this screen' : e.actor === 'secret_scanning' ? 'GitHub secret scanning' : 'An operator (command line)'}
                     {e.address === null ? null : <div class="mono small">{e.address}</div>}
                   </td>
                 </tr>
