@@ -16,62 +16,75 @@ export const SECRET_LENGTH = 43; // 62^43 > 2^256
 export const CHECKSUM_LENGTH = 6; // 62^6 > 2^32
 const SECRET_AND_CHECKSUM = SECRET_LENGTH + CHECKSUM_LENGTH;
 
-const isBase62 = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+export const isBase62 = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
 const isKeyCharacter = (c: number) => isBase62(c) || c === 95; // `_`
 /** C0 controls, DEL and C1 controls: what the API refuses in text, and what a reader skips to rejoin a split secret. */
 const isControl = (c: number) => c < 32 || (c >= 127 && c <= 159);
 const base62Digit = (c: number) => (c <= 57 ? c - 48 : c <= 90 ? c - 55 : c - 61);
 
-/** CRC-32 (IEEE, as zlib's crc32) of one byte, without zlib's inversions: the register is linear in its input. */
-const TABLE = new Uint32Array(256);
+/**
+ * CRC-32 (IEEE, as zlib's crc32) of one byte, without zlib's inversions: the register is linear in its input.
+ * Registers are kept as int32 (`^`, not `>>> 0`): V8 keeps those unboxed.
+ */
+const TABLE = new Int32Array(256);
 for (let n = 0; n < 256; n++) {
   let c = n;
   for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-  TABLE[n] = c >>> 0;
+  TABLE[n] = c;
 }
-const step = (register: number, byte: number) => (TABLE[(register ^ byte) & 0xff]! ^ (register >>> 8)) >>> 0;
+const step = (register: number, byte: number) => TABLE[(register ^ byte) & 0xff]! ^ (register >>> 8);
 const afterZeros = (register: number, count: number) => {
   let r = register;
   for (let i = 0; i < count; i++) r = step(r, 0);
   return r;
 };
 /** What a byte leaving the window contributed to the register once the SECRET_LENGTH bytes of the window that follows it were read. */
-const LEAVING = new Uint32Array(256);
+const LEAVING = new Int32Array(256);
 for (let b = 0; b < 256; b++) LEAVING[b] = afterZeros(step(0, b), SECRET_LENGTH);
+/** 62^5: a checksum's first digit is its CRC-32 divided by this (0 to 4, as 2^32 < 5 * 62^5). */
+const FIRST_DIGIT = 62 ** 5;
 
 /**
  * Per prefix: crc32(`<prefix>_live_` + secret) = head XOR (the register of the secret alone, from 0), since
  * the register after the prefix only shifts through the secret's 43 bytes (CRC-32 is linear).
  */
-const heads = new Map<string, number>();
+const prefixes = new Set<string>();
+let heads: number[] = [];
 
 /** Makes this process recognise the secrets of keys with this prefix (config.keyPrefix); the contract's default from the start. */
 export function recogniseSecretsOf(prefix: string): void {
-  if (heads.has(prefix)) return;
-  const afterPrefix = ~crc32(`${prefix}_live_`) >>> 0;
-  heads.set(prefix, ~afterZeros(afterPrefix, SECRET_LENGTH) >>> 0);
+  if (prefixes.has(prefix)) return;
+  prefixes.add(prefix);
+  heads = [...heads, ~afterZeros(~crc32(`${prefix}_live_`), SECRET_LENGTH)];
 }
 recogniseSecretsOf('shelf');
 
-/** The prefixes recognised: handed to a thread that writes the request log (src/usage-stats). */
-export function recognisedPrefixes(): string[] {
-  return [...heads.keys()];
+/** Whether the 6 characters at `at` are the checksum `crc` (an unsigned CRC-32) in base62. */
+function isChecksum(text: string, at: number, crc: number): boolean {
+  let written = 0;
+  for (let i = at; i < at + CHECKSUM_LENGTH; i++) written = written * 62 + base62Digit(text.charCodeAt(i));
+  return written === crc;
 }
 
 /** Starts (in `text`) of every secret with its checksum in a run of base62 characters `text[from, to)`. */
 function secretsInRun(text: string, from: number, to: number, found: number[]): void {
   let register = 0;
   for (let i = from; i < from + SECRET_LENGTH; i++) register = step(register, text.charCodeAt(i));
-  for (let start = from; start + SECRET_AND_CHECKSUM <= to; start++) {
-    if (start > from) register = (step(register, text.charCodeAt(start + SECRET_LENGTH - 1)) ^ LEAVING[text.charCodeAt(start - 1)]!) >>> 0;
-    let written = 0;
-    for (let i = start + SECRET_LENGTH; i < start + SECRET_AND_CHECKSUM; i++) written = written * 62 + base62Digit(text.charCodeAt(i));
-    for (const head of heads.values()) {
-      if (((head ^ register) >>> 0) === written) {
-        found.push(start);
-        break;
+  for (let start = from; ; start++) {
+    const checksumAt = start + SECRET_LENGTH;
+    // Most windows end at the first digit of their checksum, which takes a division.
+    const first = base62Digit(text.charCodeAt(checksumAt));
+    if (first <= 4) {
+      for (let h = 0; h < heads.length; h++) {
+        const crc = (heads[h]! ^ register) >>> 0;
+        if (Math.floor(crc / FIRST_DIGIT) === first && isChecksum(text, checksumAt, crc)) {
+          found.push(start);
+          break;
+        }
       }
     }
+    if (start + SECRET_AND_CHECKSUM >= to) return;
+    register = step(register, text.charCodeAt(checksumAt)) ^ LEAVING[text.charCodeAt(start)]!;
   }
 }
 
@@ -221,26 +234,35 @@ export function isPlainOfSecrets(text: string): boolean {
 /** The text as a reader could rebuild a key from it, and, for each of its characters, where it came from. */
 export interface ReadableText {
   text: string;
-  /** Where each character of `text` starts in the original text, and where it ends. */
-  starts: Int32Array;
-  ends: Int32Array;
+  /** Where each character of `text` starts in the original text, and where it ends; null: the text reads as written. */
+  starts: Int32Array | null;
+  ends: Int32Array | null;
 }
+
+/** The controls isControl tells (Unicode calls exactly these Cc). */
+const CONTROL = /\p{Cc}/u;
 
 /** Reads the text as a reader could rebuild a key from it (see the top of this file). */
 export function readable(text: string): ReadableText {
+  if (!text.includes('%') && !text.includes('\\') && !CONTROL.test(text)) return { text, starts: null, ends: null };
   const codes = new Uint16Array(text.length);
   const starts = new Int32Array(text.length);
   const ends = new Int32Array(text.length);
   let kept = 0;
   for (let i = 0; i < text.length; ) {
-    const c = readAt(text, i);
+    let c = text.charCodeAt(i);
+    let length = 1;
+    if (c === 37 || c === 92 || isControl(c)) {
+      c = readAt(text, i);
+      length = readLength;
+    }
     if (c !== -1) {
       codes[kept] = c;
       starts[kept] = i;
-      ends[kept] = i + readLength;
+      ends[kept] = i + length;
       kept++;
     }
-    i += readLength;
+    i += length;
   }
   let out = '';
   // In pieces: fromCharCode takes its characters as arguments, and a call has only so many.

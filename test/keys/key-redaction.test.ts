@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { crc32 } from 'node:zlib';
 import { describe, it } from 'node:test';
-import { checksum, generateKey, redactKeys } from '../../src/keys/api-key.js';
+import { checksum, generateKey, KEY_PATTERN, redactKeys } from '../../src/keys/api-key.js';
 import { recogniseSecretsOf, secretStarts } from '../../src/keys/secret-scan.js';
 
 const secretOf = (key: string) => key.slice(key.indexOf('_live_') + '_live_'.length);
@@ -63,5 +63,25 @@ describe('a secret without its prefix', () => {
     assert.equal(redactKeys(`/c/${other}`), `/c/${other}`, 'not recognised before');
     recogniseSecretsOf('acme');
     assert.equal(redactKeys(`/c/${other}`), '/c/[redacted]');
+  });
+});
+
+describe('a key with its prefix, or with live_ and no prefix', () => {
+  const key = generateKey('shelf');
+  it('is redacted from its prefix on, as KEY_PATTERN matches it', () => {
+    const cases: Array<[string, string]> = [
+      [`/c/${key}`, '/c/[redacted]'],
+      [`/c/_${key.slice(6)}`, '/c/_[redacted]'],
+      [`/c/${key.slice(6)}`, '/c/[redacted]'],
+      [`/c/9${key}`, '/c/9[redacted]'],
+      [`/c/abcdefghijklmnopqr_live_${'a'.repeat(20)}`, '/c/ab[redacted]'],
+      [`/c/x_live_${'a'.repeat(20)}`, '/c/x_[redacted]'],
+      [`/c/live_${'a'.repeat(19)}`, `/c/live_${'a'.repeat(19)}`],
+      [`/c/${'live_'.repeat(3)}${'a'.repeat(20)}`, '/c/live_[redacted]'],
+    ];
+    for (const [text, redacted] of cases) {
+      assert.equal(redactKeys(text), redacted, text);
+      assert.equal(text.replace(KEY_PATTERN, '[redacted]'), redacted, `KEY_PATTERN: ${text}`);
+    }
   });
 });
