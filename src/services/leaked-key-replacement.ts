@@ -14,6 +14,7 @@ import type { Database } from '../store/schema.js';
 import type { Actor } from './actor.js';
 import { sameLifetime } from './key-expiry.js';
 import { findKey } from './key-lookup.js';
+import { leakSubject } from './leaked-keys.service.js';
 import { createKey } from './keys.service.js';
 import type { CreatedKey, KeepNewKey } from './new-key.js';
 
@@ -33,18 +34,24 @@ export interface KeyLeak {
   replacedBy: { id: number; name: string } | null;
 }
 
-async function leaksOf(db: Kysely<Database>, accountId: number, now: number, keyId?: number): Promise<KeyLeak[]> {
-  let query = db
+/**
+ * The leaks of `keyIds` (keys of the account), found by their notices' subjects: the unique index, never a
+ * scan of every account's notices, on each render of the overview.
+ */
+async function leaksOf(db: Kysely<Database>, accountId: number, now: number, keyIds: readonly number[]): Promise<KeyLeak[]> {
+  if (keyIds.length === 0) return [];
+  const rows = await db
     .selectFrom('notices as n')
     .innerJoin('api_keys as k', 'k.id', 'n.key_id')
     .leftJoin('api_keys as r', 'r.id', 'k.replaced_by')
     .select(['k.id as keyId', 'k.name as keyName', 'k.last_four as lastFour', 'n.at', 'n.detail', 'r.id as replacementId', 'r.name as replacementName'])
+    .where('n.subject', 'in', keyIds.map(leakSubject))
     .where('n.kind', '=', 'key_leaked')
-    .where('n.account_id', '=', accountId)
     .where('k.account_id', '=', accountId)
-    .where('n.at', '>=', new Date(now - LEAK_SHOWN_MS).toISOString());
-  if (keyId !== undefined) query = query.where('k.id', '=', keyId);
-  const rows = await query.orderBy('n.at', 'desc').orderBy('n.id', 'desc').execute();
+    .where('n.at', '>=', new Date(now - LEAK_SHOWN_MS).toISOString())
+    .orderBy('n.at', 'desc')
+    .orderBy('n.id', 'desc')
+    .execute();
   return rows.map((r) => ({
     keyId: Number(r.keyId),
     keyName: r.keyName,
@@ -55,14 +62,17 @@ async function leaksOf(db: Kysely<Database>, accountId: number, now: number, key
   }));
 }
 
-/** The account's keys revoked for a leak within 90 days, newest first; `keyPrefix` names them by hint. */
-export async function accountLeaks(store: Store, accountId: number, now: number, keyPrefix: string): Promise<KeyLeak[]> {
-  return (await leaksOf(store.db, accountId, now)).map((l) => ({ ...l, hint: keyHint(keyPrefix, l.hint) }));
+/**
+ * Which of the account's revoked keys `revokedKeyIds` (only a revoked key can have leaked) were revoked for
+ * a leak within 90 days, newest first; `keyPrefix` names them by hint.
+ */
+export async function accountLeaks(store: Store, accountId: number, revokedKeyIds: readonly number[], now: number, keyPrefix: string): Promise<KeyLeak[]> {
+  return (await leaksOf(store.db, accountId, now, revokedKeyIds)).map((l) => ({ ...l, hint: keyHint(keyPrefix, l.hint) }));
 }
 
 /** The leak of one of the account's keys, or null. */
 export async function keyLeak(store: Store, accountId: number, keyId: number, now: number, keyPrefix: string): Promise<KeyLeak | null> {
-  const [leak] = await leaksOf(store.db, accountId, now, keyId);
+  const [leak] = await leaksOf(store.db, accountId, now, [keyId]);
   return leak === undefined ? null : { ...leak, hint: keyHint(keyPrefix, leak.hint) };
 }
 

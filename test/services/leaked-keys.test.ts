@@ -73,7 +73,7 @@ describe('reportLeakedKeys', () => {
     const alice = ctx.loaded.accounts.alice!;
     const leakedId = await keyIdOf(ctx, 'alice-second');
     const input = { accountId: alice, now: ctx.clock.now(), keyPrefix: ctx.config.keyPrefix, actor: OPERATOR };
-    const [leak] = await accountLeaks(ctx.store, alice, ctx.clock.now(), ctx.config.keyPrefix);
+    const [leak] = await accountLeaks(ctx.store, alice, [leakedId, await keyIdOf(ctx, 'alice-revoked')], ctx.clock.now(), ctx.config.keyPrefix);
     assert.equal(leak?.keyId, leakedId);
     assert.equal(leak?.replacedBy, null);
     await assert.rejects(replaceLeakedKey(ctx.store, { ...input, keyId: await keyIdOf(ctx, 'alice-revoked') }), (e: unknown) => e instanceof InputError && /not revoked for a leak/.test(e.message));
@@ -84,7 +84,7 @@ describe('reportLeakedKeys', () => {
     assert.deepEqual([created.record.name, created.record.scopes], [old?.name, old?.scopes]);
     assert.equal((await ctx.app.inject({ method: 'GET', url: url('/me'), headers: { 'x-api-key': created.key } })).statusCode, 200);
     await assert.rejects(replaceLeakedKey(ctx.store, { ...input, keyId: leakedId }), /replaced already/);
-    assert.deepEqual((await accountLeaks(ctx.store, alice, ctx.clock.now(), ctx.config.keyPrefix))[0]?.replacedBy, { id: created.id, name: old?.name });
+    assert.deepEqual((await accountLeaks(ctx.store, alice, [leakedId], ctx.clock.now(), ctx.config.keyPrefix))[0]?.replacedBy, { id: created.id, name: old?.name });
   });
 
   it('keeps a reporter text to one bounded line with keys cut out', () => {

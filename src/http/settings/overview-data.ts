@@ -95,7 +95,7 @@ export async function overviewData(deps: AppDeps, read: AccountAndKeys, now: num
     meter.used(accountId, periodOf(now)),
     meter.burstUsed(accountId, now),
     hiddenExpiryReminders(store, accountId, now),
-    accountLeaks(store, accountId, now, config.keyPrefix),
+    accountLeaks(store, accountId, listed.filter((k) => k.revokedAt !== null).map((k) => k.id), now, config.keyPrefix),
   ]);
   for (const usage of usages.flat()) perDay.set(usage.day, (perDay.get(usage.day) ?? 0) + usage.requests);
   return {
