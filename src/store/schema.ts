@@ -227,7 +227,7 @@ export interface SecurityEventsTable {
   account_id: number;
   at: string;
   kind: string;
-  actor: string; // 'owner' | 'operator'
+  actor: string; // 'owner' | 'operator' | 'secret_scanning'
   address: string | null;
   key_id: number | null;
   key_name: string | null;
