@@ -56,12 +56,11 @@ function layerBlocks() {
 }
 
 export default tseslint.config(
-  // native-objects-gc.child.cjs and node24-preload.cjs: plain JavaScript run by node itself (no tsx), outside
-  // the TypeScript project.
+  // native-objects-gc.child.cjs: plain JavaScript run by node itself (no tsx), outside the TypeScript project.
   {
     ignores: [
       'dist/', 'node_modules/', 'scratch/', 'clients/*/dist/', 'clients/python/.venv/', 'coverage/',
-      'test/store/native-objects-gc.child.cjs', 'scripts/node24-preload.cjs',
+      'test/store/native-objects-gc.child.cjs',
     ],
   },
   js.configs.recommended,

@@ -57,14 +57,10 @@ export function ensureBuilt(): void {
 
 /**
  * What a child of the tests keeps of the runner's environment: PATH and HOME, so that no setting in a
- * developer's shell reaches it; and in npm test's Node 24 lane (scripts/node24.ts) NODE_OPTIONS and
- * SHELFAPI_NODE24_ADDON, without which a child on Node 24 would load the Node 20 build of better-sqlite3.
+ * developer's shell reaches it (npm test's PATH names the Node of its part: scripts/test-node.ts).
  */
 export function passedOnEnv(): Record<string, string> {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' };
-  const addon = process.env.SHELFAPI_NODE24_ADDON;
-  if (addon !== undefined) Object.assign(env, { SHELFAPI_NODE24_ADDON: addon, NODE_OPTIONS: process.env.NODE_OPTIONS ?? '' });
-  return env;
+  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' };
 }
 
 /**
