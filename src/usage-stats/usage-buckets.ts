@@ -3,15 +3,12 @@
  * named fields of one small table (or one Redis hash per key and period):
  *   `e:<endpoint>`  requests by endpoint, every outcome (`e:other` for a path the API does not have);
  *   `o:<outcome>`   requests by outcome, hours only (days have key_outcomes_daily, kept since before);
- *   `t:<i>`         a histogram of server time: bucket i of SERVER_TIME_BOUNDS_MS.
- * Percentiles come from the histogram: the upper bound of the bucket the rank falls in, so "p95 10 ms"
- * means at least 95% of the requests took at most 10 ms. Hours are kept 2 days (the 24-hour range), days
- * as long as the outcomes are.
+ *   `s:<i>`         a histogram of server time, log-spaced (server-times.ts; `t:<i>`, its coarser
+ *                   buckets of before, is still read).
+ * Hours are kept 2 days (the 24-hour range), days as long as the outcomes are.
  */
 import { dayOf } from '../metering/periods.js';
-
-/** Upper bounds of the server-time buckets, in ms; the last bucket holds everything slower. */
-export const SERVER_TIME_BOUNDS_MS = [0.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 50, 75, 100, 150, 200, 300, 500, 750, 1000, 2000, 5000] as const;
+import { FINE_TIME_FIELDS, fineTimeBucket } from './server-times.js';
 
 /** Hours are kept this long: the 24-hour range, and a day's margin. */
 export const HOURS_KEPT_MS = 2 * 86_400_000;
@@ -26,13 +23,6 @@ export function hourOf(ms: number): string {
   const start = Math.floor(ms / HOUR_MS) * HOUR_MS;
   heldHour = { start, end: start + HOUR_MS, text };
   return text;
-}
-
-/** The index of the server-time bucket a duration falls in. */
-export function serverTimeBucket(ms: number): number {
-  let i = 0;
-  while (i < SERVER_TIME_BOUNDS_MS.length && ms > SERVER_TIME_BOUNDS_MS[i]!) i++;
-  return i;
 }
 
 /**
@@ -53,13 +43,13 @@ function interned(make: (name: string) => string): (name: string) => string {
 const endpointFieldOf = interned((endpoint) => `e:${endpoint}`);
 export const endpointField = (endpoint: string | null) => endpointFieldOf(endpoint ?? 'other');
 export const outcomeField = interned((outcome) => `o:${outcome}`);
-const TIME_FIELDS = Array.from({ length: SERVER_TIME_BOUNDS_MS.length + 1 }, (_, i) => `t:${i}`);
 
 /** One key's requests in one hour of a flush. */
 interface HourCounts {
   accountId: number;
   endpoints: Map<string | null, number>;
   outcomes: Map<string, number>;
+  /** Requests per server-time bucket (fineTimeBucket). */
   times: number[];
 }
 
@@ -81,12 +71,12 @@ export class UsageBucketCounter {
     const hourStart = r.at - (r.at % HOUR_MS);
     let counts = hours.get(hourStart);
     if (counts === undefined) {
-      counts = { accountId: r.accountId, endpoints: new Map(), outcomes: new Map(), times: new Array<number>(SERVER_TIME_BOUNDS_MS.length + 1).fill(0) };
+      counts = { accountId: r.accountId, endpoints: new Map(), outcomes: new Map(), times: new Array<number>(FINE_TIME_FIELDS.length).fill(0) };
       hours.set(hourStart, counts);
     }
     counts.endpoints.set(endpoint, (counts.endpoints.get(endpoint) ?? 0) + 1);
     if (r.outcome !== null) counts.outcomes.set(r.outcome, (counts.outcomes.get(r.outcome) ?? 0) + 1);
-    counts.times[serverTimeBucket(durationMs)]!++;
+    counts.times[fineTimeBucket(durationMs)]!++;
   }
 
   /**
@@ -107,8 +97,8 @@ export class UsageBucketCounter {
         for (let i = 0; i < c.times.length; i++) {
           const n = c.times[i]!;
           if (n === 0) continue;
-          into.add(c.accountId, keyId, hour, TIME_FIELDS[i]!, sign * n);
-          into.add(c.accountId, keyId, day, TIME_FIELDS[i]!, sign * n);
+          into.add(c.accountId, keyId, hour, FINE_TIME_FIELDS[i]!, sign * n);
+          into.add(c.accountId, keyId, day, FINE_TIME_FIELDS[i]!, sign * n);
         }
         for (const [outcome, n] of c.outcomes) into.add(c.accountId, keyId, hour, outcomeField(outcome), sign * n);
       }
@@ -176,31 +166,4 @@ export class BucketCounts {
     this.size -= out.length;
     return out;
   }
-}
-
-/** Server-time histogram counts (index -> requests) out of a period's fields. */
-export function histogramOf(fields: ReadonlyMap<string, number> | undefined, into: number[] = new Array<number>(SERVER_TIME_BOUNDS_MS.length + 1).fill(0)): number[] {
-  if (fields === undefined) return into;
-  for (const [field, n] of fields) {
-    if (!field.startsWith('t:')) continue;
-    const i = Number(field.slice(2));
-    if (Number.isInteger(i) && i >= 0 && i < into.length) into[i]! += n;
-  }
-  return into;
-}
-
-/**
- * The p-th percentile (0 < p <= 1) of a histogram: the upper bound in ms of the bucket its rank falls in;
- * null for no requests, Infinity past the last bound.
- */
-export function percentileOf(histogram: readonly number[], p: number): number | null {
-  const total = histogram.reduce((a, b) => a + b, 0);
-  if (total === 0) return null;
-  const rank = Math.max(1, Math.ceil(p * total));
-  let seen = 0;
-  for (let i = 0; i < histogram.length; i++) {
-    seen += histogram[i]!;
-    if (seen >= rank) return SERVER_TIME_BOUNDS_MS[i] ?? Infinity;
-  }
-  return Infinity;
 }

@@ -24,8 +24,10 @@ describe('bar chart', () => {
     assert.match(html, /<th scope="row">2026-06-14 23:00<\/th><td>2<\/td>/);
   });
 
-  test('server-time percentiles are shown as bucket bounds', () => {
-    assert.deepEqual([percentileText(null), percentileText(7.5), percentileText(Infinity)], ['–', '≤ 7.5 ms', '> 5,000 ms']);
+  test('server-time percentiles: to 2 figures; an old period\'s as its bucket bound; past the last bound', () => {
+    const about = (ms: number) => percentileText({ ms, kind: 'about' });
+    assert.deepEqual([percentileText(null), about(0.4234), about(4.234), about(42.34), about(423.4), about(4234)], ['–', '0.42 ms', '4.2 ms', '42 ms', '420 ms', '4.2 s']);
+    assert.deepEqual([percentileText({ ms: 7.5, kind: 'at_most' }), percentileText({ ms: 5000, kind: 'over' }), percentileText({ ms: 65_536, kind: 'over' })], ['≤ 7.5 ms', '> 5,000 ms', '> 65 s']);
   });
 
   test('a round top for the axis', () => {

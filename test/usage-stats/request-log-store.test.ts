@@ -10,7 +10,8 @@ import { PURGE_ROWS_PER_WRITE } from '../../src/usage-stats/database-usage-stats
 import { chunkOf } from '../../src/usage-stats/request-log-chunks.js';
 import { migrateTo, migrateToLatest } from '../../src/store/database.js';
 import { RedisUsageStats } from '../../src/usage-stats/redis-usage-stats.js';
-import { histogramOf, hourOf, HOURS_KEPT_MS, percentileOf, serverTimeBucket, SERVER_TIME_BOUNDS_MS } from '../../src/usage-stats/usage-buckets.js';
+import { hourOf, HOURS_KEPT_MS } from '../../src/usage-stats/usage-buckets.js';
+import { emptyHistogram, fineTimeBucket, histogramOf, percentileOf, type TimeHistogram } from '../../src/usage-stats/server-times.js';
 import { mergeLog } from '../../src/usage-stats/stats-batch.js';
 import { COUNT_ROWS_PER_WRITE, FLUSH_RECORDS, LOG_LINES_PER_WRITE, LOG_WRITE_MS } from '../../src/usage-stats/stats-pace.js';
 import { REQUEST_LOG_KEPT, REQUEST_LOG_MS, type RequestLogEntry, type RequestRecord, type StatsBatch } from '../../src/usage-stats/usage-stats.js';
@@ -143,10 +144,11 @@ for (const kind of kinds) {
       assert.equal(day.has('o:counted'), false, 'days keep outcomes in key_outcomes_daily');
       assert.deepEqual([...(buckets.get('2026-11-21') ?? new Map())], []);
       const histogram = histogramOf(day);
-      assert.equal(histogram.reduce((a, b) => a + b, 0), 4);
-      assert.equal(histogram[serverTimeBucket(0.2)], 1);
-      assert.equal(percentileOf(histogram, 0.5), 3, 'the upper bound of the bucket of 3 ms (2nd of 4)');
-      assert.equal(percentileOf(histogram, 0.99), Infinity, '9 s is past the last bound');
+      assert.equal(requestsIn(histogram), 4);
+      assert.equal(histogram.fine[fineTimeBucket(0.2)], 1);
+      assert.equal(day.get(`s:${fineTimeBucket(0.2)}`), 1, 'one field per request, the fine buckets');
+      assertNear(percentileOf(histogram, 0.5), 3, 'the 3 ms request (2nd of 4)');
+      assertNear(percentileOf(histogram, 0.99), 9000, 'the 9 s request');
       const one = await s.usageBuckets(7, [11], ['2026-11-22']);
       assert.equal(one.get('2026-11-22')?.get('e:/catalogue/:id'), 1);
       assert.equal(one.get('2026-11-22')?.has('e:/me'), false, "key 12's requests are not key 11's");
@@ -176,8 +178,8 @@ for (const kind of kinds) {
       for (const period of periods) assert.equal(buckets.get(period)?.get('e:/catalogue/:id'), 20, period);
       const sixth = buckets.get('2026-10-06')!;
       assert.equal(sixth.get('e:/prices'), 1);
-      assert.equal(histogramOf(sixth).reduce((a, b) => a + b, 0), 21);
-      assert.equal(percentileOf(histogramOf(sixth), 0.99), 50, 'the 40 ms request is the slowest 1%');
+      assert.equal(requestsIn(histogramOf(sixth)), 21);
+      assertNear(percentileOf(histogramOf(sixth), 0.99), 40, 'the 40 ms request is the slowest 1%');
     });
   });
 }
@@ -821,20 +823,42 @@ describe(`a busy server writes a second's counts of many keys a slice a turn (${
   }
 });
 
+/** Requests a histogram holds. */
+function requestsIn(h: TimeHistogram): number {
+  return [...h.fine, ...h.old].reduce((a, b) => a + b, 0);
+}
+
+/** A percentile read from the fine buckets, within `within` (25% unless said) of the true time. */
+function assertNear(p: ReturnType<typeof percentileOf>, ms: number, what: string, within = 0.25): void {
+  assert.equal(p?.kind, 'about', what);
+  assert.ok(Math.abs(p.ms - ms) <= within * ms, `${what}: ${p.ms} ms for ${ms} ms`);
+}
+
 describe('usage buckets: pure parts', () => {
   test('hours, server-time buckets and percentiles', () => {
     assert.equal(hourOf(Date.parse('2026-11-22T08:59:59.999Z')), '2026-11-22T08');
     assert.equal(hourOf(Date.parse('2026-11-22T09:00:00.000Z')), '2026-11-22T09');
-    assert.equal(serverTimeBucket(0), 0);
-    assert.equal(serverTimeBucket(0.5), 0);
-    assert.equal(serverTimeBucket(0.51), 1);
-    assert.equal(serverTimeBucket(1e9), SERVER_TIME_BOUNDS_MS.length);
-    const histogram = new Array<number>(SERVER_TIME_BOUNDS_MS.length + 1).fill(0);
+    assert.equal(fineTimeBucket(0), 0);
+    assert.equal(fineTimeBucket(Number.NaN), 0);
+    assert.equal(fineTimeBucket(1e9), fineTimeBucket(70_000), 'everything past 65.5 s in the last bucket');
+    const histogram = emptyHistogram();
     assert.equal(percentileOf(histogram, 0.95), null);
-    histogram[serverTimeBucket(1)] = 94;
-    histogram[serverTimeBucket(12)] = 6;
-    assert.equal(percentileOf(histogram, 0.5), 1);
-    assert.equal(percentileOf(histogram, 0.94), 1);
-    assert.equal(percentileOf(histogram, 0.95), 15);
+    // Every time from 1 ms to 10 s, read back alone, is within 25% (the buckets' middles: within 9%).
+    for (let ms = 1; ms <= 10_000; ms *= 1.07) {
+      const one = emptyHistogram();
+      one.fine[fineTimeBucket(ms)]! += 1;
+      assertNear(percentileOf(one, 0.5), ms, `${ms} ms`, 0.1);
+    }
+    histogram.fine[fineTimeBucket(5)] = 94;
+    histogram.fine[fineTimeBucket(200)] = 6;
+    assertNear(percentileOf(histogram, 0.5), 5, 'p50');
+    assertNear(percentileOf(histogram, 0.94), 5, 'p94');
+    assertNear(percentileOf(histogram, 0.95), 200, 'p95');
+    // Periods stored before the fine buckets: their `t:` fields, shown as their bound, as then.
+    const old = histogramOf(new Map([['t:1', 94], ['t:7', 6], ['e:/me', 3]]));
+    assert.deepEqual(percentileOf(old, 0.5), { ms: 1, kind: 'at_most' });
+    assert.deepEqual(percentileOf(old, 0.95), { ms: 15, kind: 'at_most' });
+    assert.deepEqual(percentileOf(histogramOf(new Map([['t:21', 1]])), 0.5), { ms: 5000, kind: 'over' });
   });
+
 });

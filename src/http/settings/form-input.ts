@@ -38,3 +38,18 @@ export function nonceField(body: FormBody): string {
   if (!/^[0-9a-f]{32}$/.test(nonce)) throw new PageError('bad_request', 'nonce');
   return nonce;
 }
+
+/** One optional query field: absent or empty is undefined; sent twice (an array) is no form or link of ours. */
+export function queryText(query: unknown, name: string): string | undefined {
+  const raw = (query as Record<string, unknown> | null)?.[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (typeof raw !== 'string') throw new PageError('bad_request', name);
+  return raw;
+}
+
+/** A list's `?page=` (1 when absent); anything but a page number is a page that is not there (404). */
+export function pageParam(query: unknown): number {
+  const raw = queryText(query, 'page');
+  if (raw !== undefined && !/^[1-9][0-9]{0,5}$/.test(raw)) throw new PageError('not_found');
+  return raw === undefined ? 1 : Number(raw);
+}

@@ -1,8 +1,8 @@
 /**
  * Gathers the overview's numbers with the rules the command line uses (isListedKey, the meter's counts):
  * the account, its keys with status and last use, this month's counted requests (the figure /me reports),
- * the burst window, the account's counted requests per day (the sum of its keys' daily counts, as
- * `keys usage` shows them), and the keys whose expiry reminder the owner hid until tomorrow.
+ * the burst window, and the keys whose expiry reminder the owner hid until tomorrow (the account's requests
+ * per day or hour are usage-depth-data.ts's).
  */
 import { hiddenExpiryReminders } from '../../services/expiry-reminders.js';
 import { ownedKey } from '../../services/key-lookup.js';
@@ -17,8 +17,6 @@ import { PageError } from './page-errors.js';
 import { accountLeaks } from '../../services/leaked-key-replacement.js';
 import type { KeyView } from './views/key-summary.js';
 import type { OverviewData } from './views/overview.js';
-
-export const CHART_DAYS = 30;
 
 /** The last `count` UTC days, oldest first, today last. */
 export function lastDays(now: number, count: number): string[] {
@@ -77,27 +75,19 @@ export async function accountKeyIds(deps: AppDeps, accountId: number, now: numbe
   return { shown: listed.map((key) => key.id), hidden: hiddenIds };
 }
 
-/**
- * The overview's numbers for the account and keys `read` holds: every read here goes out at once. Without
- * `chart`, the 30 days' counted requests are left at 0 for the caller to fill from a read it makes anyway
- * (usage in depth over 30 or 90 days holds them): the same per-key day counts are not read twice.
- */
-export async function overviewData(deps: AppDeps, read: AccountAndKeys, now: number, chart = true): Promise<OverviewData> {
+/** The overview's numbers for the account and keys `read` holds: every read here goes out at once. */
+export async function overviewData(deps: AppDeps, read: AccountAndKeys, now: number): Promise<OverviewData> {
   const { store, meter, config } = deps;
   const { account, listed } = read;
   const accountId = account.id;
   const plan = (PLANS as readonly string[]).includes(account.plan) ? (account.plan as Plan) : null;
-  const days = lastDays(now, CHART_DAYS);
-  const perDay = new Map<string, number>();
-  const [lastUsed, usages, used, burstUsed, hidden, leaks] = await Promise.all([
+  const [lastUsed, used, burstUsed, hidden, leaks] = await Promise.all([
     meter.lastUsed(accountId, listed.map((key) => key.id)),
-    chart ? Promise.all(listed.map((key) => meter.keyUsage(accountId, key.id, days[0]!, days[days.length - 1]!))) : [],
     meter.used(accountId, periodOf(now)),
     meter.burstUsed(accountId, now),
     hiddenExpiryReminders(store, accountId, now),
     accountLeaks(store, accountId, listed.filter((k) => k.revokedAt !== null).map((k) => k.id), now, config.keyPrefix),
   ]);
-  for (const usage of usages.flat()) perDay.set(usage.day, (perDay.get(usage.day) ?? 0) + usage.requests);
   return {
     now,
     plan: account.plan,
@@ -105,8 +95,6 @@ export async function overviewData(deps: AppDeps, read: AccountAndKeys, now: num
     limits: plan === null ? null : config.planLimits[plan],
     month: { used, resetAt: new Date(monthBounds(now).reset).toISOString() },
     burstUsed,
-    days,
-    counted: days.map((d) => perDay.get(d) ?? 0),
     keys: listed.map((k) => keyView({ ...k, lastUsedAt: lastUsed.get(k.id) ?? null }, config.keyPrefix, now)),
     hiddenReminders: [...hidden],
     leaks,

@@ -37,3 +37,20 @@ export function securityLogHref(base: string, filter: SecurityLogFilter, page = 
   const query = params.toString();
   return query === '' ? base : `${base}?${query}`;
 }
+
+/** What a key's page shows besides the key: the usage range, the request log's filter and page (absent: the defaults). */
+export interface KeyPageQuery {
+  range?: string;
+  outcome?: string;
+  page?: number;
+}
+
+/** Key details (`base`: its path) with a range, a log filter and a log page, to the section `anchor`: plain links, no script. */
+export function keyPageHref(base: string, query: KeyPageQuery, anchor: string): string {
+  const params = new URLSearchParams();
+  if (query.range !== undefined) params.set('range', query.range);
+  if (query.outcome !== undefined) params.set('outcome', query.outcome);
+  if (query.page !== undefined && query.page > 1) params.set('page', String(query.page));
+  const text = params.toString();
+  return `${text === '' ? base : `${base}?${text}`}#${anchor}`;
+}

@@ -3,27 +3,29 @@
  * last 24 hours (per hour) or 7, 30 or 90 days (per day), chosen by `?range=`; requests by outcome per
  * period, by endpoint (the 12 routes, and `other` for paths the API does not have) and server time
  * p50 / p95 / p99 for the range, from the statistics' usage buckets (src/usage-stats/usage-buckets.ts).
- * Counted requests per day come from the meter, which loses none (as the 30-day chart's do); per hour the
+ * Counted requests per day come from the meter, which loses none; per hour the
  * meter keeps no counts, so those come from the statistics like the other outcomes, and may lose the last
  * second of a server that crashed.
  */
 import { dayOf } from '../../metering/periods.js';
-import { endpointField, histogramOf, hourOf, outcomeField, percentileOf } from '../../usage-stats/usage-buckets.js';
+import { endpointField, hourOf, outcomeField } from '../../usage-stats/usage-buckets.js';
+import { addHistogram, emptyHistogram, histogramOf, percentileOf, type Percentile, type TimeHistogram } from '../../usage-stats/server-times.js';
 import { OUTCOMES, type Outcome } from '../../usage-stats/usage-stats.js';
 import type { AppDeps } from '../app-types.js';
 import { lastDays } from './overview-data.js';
 import { PageError } from './page-errors.js';
 
+/** `link`: the range picker's link; `label`: the range in a sentence. */
 export const RANGES = {
-  '24h': { unit: 'hour', count: 24, label: 'Last 24 hours' },
-  '7d': { unit: 'day', count: 7, label: 'Last 7 days' },
-  '30d': { unit: 'day', count: 30, label: 'Last 30 days' },
-  '90d': { unit: 'day', count: 90, label: 'Last 90 days' },
+  '24h': { unit: 'hour', count: 24, label: 'Last 24 hours', link: '24 hours' },
+  '7d': { unit: 'day', count: 7, label: 'Last 7 days', link: '7 days' },
+  '30d': { unit: 'day', count: 30, label: 'Last 30 days', link: '30 days' },
+  '90d': { unit: 'day', count: 90, label: 'Last 90 days', link: '90 days' },
 } as const;
 export type RangeName = keyof typeof RANGES;
 export const RANGE_NAMES = Object.keys(RANGES) as RangeName[];
-/** Without `?range=`: the last 24 hours (the 30 days by outcome are on the page already). */
-export const DEFAULT_RANGE: RangeName = '24h';
+/** Without `?range=`: the last 30 days, per day (what the screen's contract asks of the overview and key details). */
+export const DEFAULT_RANGE: RangeName = '30d';
 
 /** The Data API's 12 endpoints as the statistics name them (their routes without /developer/v1). */
 export const API_ENDPOINTS = [
@@ -49,11 +51,11 @@ export function rangeOf(query: unknown): RangeName {
   return raw as RangeName;
 }
 
+/** Server time at three ranks; null: no requests. */
 export interface Percentiles {
-  /** Upper bounds in ms of the server-time buckets the ranks fall in; null: no requests; Infinity: slower than the last bound. */
-  p50: number | null;
-  p95: number | null;
-  p99: number | null;
+  p50: Percentile | null;
+  p95: Percentile | null;
+  p99: Percentile | null;
 }
 
 export interface UsageDepth {
@@ -75,7 +77,7 @@ export function lastHours(now: number, count: number): string[] {
   return Array.from({ length: count }, (_, i) => hourOf(now - (count - 1 - i) * 3_600_000));
 }
 
-function percentiles(histogram: readonly number[]): Percentiles {
+function percentiles(histogram: TimeHistogram): Percentiles {
   return { p50: percentileOf(histogram, 0.5), p95: percentileOf(histogram, 0.95), p99: percentileOf(histogram, 0.99) };
 }
 
@@ -137,6 +139,6 @@ export async function usageDepth(
     return { endpoint: endpoint ?? 'other', perPeriod, total: perPeriod.reduce((a, b) => a + b, 0) };
   });
   const histograms = periods.map((period) => histogramOf(buckets.get(period)));
-  const whole = histograms.reduce<number[]>((sum, h) => sum.map((n, i) => n + (h[i] ?? 0)), histogramOf(undefined));
+  const whole = histograms.reduce(addHistogram, emptyHistogram());
   return { range, unit, periods, outcomes, endpoints, periodPercentiles: histograms.map(percentiles), percentiles: percentiles(whole) };
 }

@@ -13,6 +13,7 @@ import {
   type SecurityLogFilter,
 } from '../../../services/security-log.js';
 import type { Store } from '../../../store/database.js';
+import { pageParam, queryText } from '../form-input.js';
 import { PageError } from '../page-errors.js';
 import { sendPage } from '../render.js';
 import { requireSession, type SettingsApp, type SettingsContext } from '../settings-context.js';
@@ -20,14 +21,6 @@ import { shellFor } from '../shell.js';
 import { SecurityLogPage } from '../views/security-log.js';
 
 type Query = Record<string, unknown>;
-
-/** One optional query field: absent or empty is undefined; sent twice (an array) is no form of ours. */
-function queryText(query: Query, name: string): string | undefined {
-  const raw = query[name];
-  if (raw === undefined || raw === '') return undefined;
-  if (typeof raw !== 'string') throw new PageError('bad_request', name);
-  return raw;
-}
 
 /** The filter of the query: its shape checked here (a 400 for what no form sends), its meaning by the service. */
 function filterOf(store: Store, accountId: number, query: Query): Promise<SecurityLogFilter> {
@@ -43,9 +36,7 @@ export function registerSecurityLog(app: SettingsApp, context: SettingsContext):
   app.get('/developer-api/security-log', async (request, reply) => {
     const session = requireSession(request);
     const query = request.query as Query;
-    const raw = queryText(query, 'page');
-    if (raw !== undefined && !/^[1-9][0-9]{0,5}$/.test(raw)) throw new PageError('not_found');
-    const page = raw === undefined ? 1 : Number(raw);
+    const page = pageParam(query);
     const now = clock.now();
     const filter = await filterOf(store, session.accountId, query);
     const [result, keys] = await Promise.all([

@@ -2,21 +2,22 @@
  * GET /settings/developer-api/usage.csv?range=R (every key of the account) and
  * GET /settings/developer-api/keys/:id/usage.csv?range=R (one key: 404 when it is not the owner's): the
  * numbers of usage in depth as CSV, one row per hour or day of the range, then a row for the whole range:
- * requests by outcome, all outcomes, by endpoint, and server time p50 / p95 / p99 in ms (the upper bound of
- * the histogram bucket; `5000+` past the last one). Text cells are safe from spreadsheet formulas.
+ * requests by outcome, all outcomes, by endpoint, and server time p50 / p95 / p99 in ms (server-times.ts:
+ * to 2 figures; for periods stored before, their bucket's upper bound; `5000+` past the last bound). Text cells are safe from spreadsheet formulas.
  */
 import type { FastifyReply } from 'fastify';
 import { csvLine, spreadsheetText } from '../../../csv/csv.js';
 import { OUTCOMES } from '../../../usage-stats/usage-stats.js';
-import { SERVER_TIME_BOUNDS_MS } from '../../../usage-stats/usage-buckets.js';
+import type { Percentile } from '../../../usage-stats/server-times.js';
 import { ownedKey } from '../../../services/key-lookup.js';
 import { keyIdParam } from '../form-input.js';
 import { accountKeyIds } from '../overview-data.js';
 import { requireSession, type SettingsApp, type SettingsContext } from '../settings-context.js';
 import { rangeOf, usageDepth, type Percentiles, type UsageDepth } from '../usage-depth-data.js';
 
-const percentileCell = (ms: number | null): string | number | null =>
-  ms === null ? null : ms === Infinity ? `${SERVER_TIME_BOUNDS_MS[SERVER_TIME_BOUNDS_MS.length - 1]}+` : ms;
+/** A percentile in ms to 2 figures (what the buckets tell); an old period's bucket bound as written then; `5000+` past the last bound. */
+const percentileCell = (p: Percentile | null): string | number | null =>
+  p === null ? null : p.kind === 'over' ? `${Math.round(p.ms)}+` : p.kind === 'at_most' ? p.ms : Number(p.ms.toPrecision(2));
 
 /** The CSV of a usage: a header, a row per period, a row `total` for the range. */
 export function usageCsv(usage: UsageDepth): string {

@@ -94,3 +94,17 @@ export function KeyChangeActions({ children }: { children: ComponentChildren }) 
     </div>
   );
 }
+
+/** Newer and older pages of a list, as plain links (`href` makes a page's address). */
+export function Pager({ label, page, pages, href }: { label: string; page: number; pages: number; href: (page: number) => string }) {
+  if (pages <= 1) return null;
+  return (
+    <nav class="pager" aria-label={label}>
+      {page > 1 ? <a href={href(page - 1)}>← Newer</a> : <span />}
+      <span class="muted">
+        Page {page} of {pages}
+      </span>
+      {page < pages ? <a href={href(page + 1)}>Older →</a> : <span />}
+    </nav>
+  );
+}

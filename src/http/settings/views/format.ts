@@ -60,3 +60,8 @@ export function percent(part: number, whole: number): number {
   if (whole <= 0) return part > 0 ? 100 : 0;
   return Math.min(100, Math.floor((part / whole) * 100));
 }
+
+/** "1 request", "1,234 requests". */
+export function requestsText(n: number): string {
+  return `${formatCount(n)} ${n === 1 ? 'request' : 'requests'}`;
+}

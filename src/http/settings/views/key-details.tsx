@@ -1,22 +1,19 @@
 /**
- * Key details: everything the overview shows of the key, plus rename, scopes, requests per day by outcome,
- * the last use and its address, and the last 20 rejected requests (so an owner can debug a script alone).
+ * Key details: everything the overview shows of the key, plus rename, scopes, allowed addresses, the last
+ * use and its address; the route adds the key's usage (one chart) and its request log (one table).
  */
 import type { ComponentChildren } from 'preact';
-import { OUTCOMES, type LastUse, type Outcome, type Rejection } from '../../../usage-stats/usage-stats.js';
+import type { LastUse, Outcome } from '../../../usage-stats/usage-stats.js';
 import { paths } from '../paths.js';
 import { AddressList, AllowedAddressesForm, type AddressesFormState } from './allowed-addresses.js';
-import { BarChart } from './bar-chart.js';
 import { Banner, FieldError, FormToken, KeyChangeActions, Time } from './components.js';
 import { ScopeChoices } from './create-key.js';
-import { formatCount } from './format.js';
 import { ScopeList, StatusBadge, type KeyView } from './key-summary.js';
 import { Layout, type SignedInShell } from './layout.js';
 import { KeyLeakBanner } from './leak-banner.js';
 import type { KeyLeak } from '../../../services/leaked-key-replacement.js';
-import { RequestTable, type RequestColumn } from './request-table.js';
 
-/** What each outcome is called on the page (the outcomes and their order are the statistics'). */
+/** What each outcome is called on the pages (the outcomes and their order are usage-stats.ts's). */
 export const OUTCOME_LABELS: Readonly<Record<Outcome, string>> = {
   counted: 'Counted',
   not_modified: 'Not modified (304)',
@@ -29,26 +26,12 @@ export const OUTCOME_LABELS: Readonly<Record<Outcome, string>> = {
   refused_address: 'Refused address (401)',
 };
 
-const REJECTION_COLUMNS: ReadonlyArray<RequestColumn<Rejection>> = [
-  {
-    heading: 'Error',
-    cell: (r) => (
-      <td>
-        <code>{r.error}</code> {r.message}
-      </td>
-    ),
-  },
-];
-
 export interface KeyDetailsData {
   now: number;
   /** The owner's address as this request came (TRUST_PROXY rule): the lock-out warning is about it. */
   clientAddress: string;
   key: KeyView;
   lastUse: LastUse | null;
-  days: readonly string[];
-  outcomes: Readonly<Record<Outcome, readonly number[]>>;
-  rejections: readonly Rejection[];
   /** The key it was rolled into, if any. */
   replacedBy: { id: number; name: string } | null;
   /** Its revocation for a leak (found public), if it was. */
@@ -81,7 +64,6 @@ export function KeyDetailsPage({
   const { key, now } = data;
   const working = key.status.status !== 'expired' && key.status.status !== 'revoked';
   const rollable = working && key.status.status !== 'retiring';
-  const total = OUTCOMES.reduce((sum, name) => sum + data.outcomes[name].reduce((a, b) => a + b, 0), 0);
   return (
     <Layout title={`Key ${key.name}`} shell={shell} notice={notice}>
       <p class="small">
@@ -200,30 +182,6 @@ export function KeyDetailsPage({
           </section>
         ) : null}
       </div>
-      <section class="card" aria-labelledby="outcomes-heading">
-        <h2 id="outcomes-heading">Requests per day by outcome, last 30 days</h2>
-        <p class="small muted">{formatCount(total)} requests in 30 days. Only counted requests use the monthly quota.</p>
-        <BarChart
-          id="outcomes"
-          title={`Requests per day by outcome for key ${key.name}, last 30 days (UTC)`}
-          days={data.days}
-          series={OUTCOMES.map((name) => ({ name: OUTCOME_LABELS[name], tone: name, values: data.outcomes[name] }))}
-        />
-      </section>
-      <section class="card" aria-labelledby="rejections-heading">
-        <h2 id="rejections-heading">Last rejected requests</h2>
-        {data.rejections.length === 0 ? (
-          <p class="muted">No rejected requests.</p>
-        ) : (
-          <RequestTable
-            label="Last rejected requests table"
-            caption={<>The last {data.rejections.length} rejected requests of this key, newest first</>}
-            rows={data.rejections}
-            now={now}
-            columns={REJECTION_COLUMNS}
-          />
-        )}
-      </section>
       {children}
     </Layout>
   );

@@ -1,8 +1,7 @@
-/** Overview (/settings/developer-api): access, this month, burst, 30 days of requests, the keys. */
+/** Overview (/settings/developer-api): access, this month, burst, the keys; the route adds the account's usage (one chart). */
 import type { ComponentChildren } from 'preact';
 import type { PlanLimits } from '../../../domain/scopes.js';
 import { paths } from '../paths.js';
-import { BarChart } from './bar-chart.js';
 import { Banner, FormToken, Time } from './components.js';
 import { formatCount, percent } from './format.js';
 import { KeyItem, type KeyView } from './key-summary.js';
@@ -18,9 +17,6 @@ export interface OverviewData {
   limits: PlanLimits | null;
   month: { used: number; resetAt: string };
   burstUsed: number;
-  /** The last 30 UTC days, oldest first, and the account's counted requests on each. */
-  days: readonly string[];
-  counted: readonly number[];
   keys: readonly KeyView[];
   /** Keys whose expiry reminder the owner hid until the next UTC day. */
   hiddenReminders: readonly number[];
@@ -110,7 +106,7 @@ export function OverviewPage({
   shell: SignedInShell;
   data: OverviewData;
   notice: string | null;
-  /** Sections of their own after the page's (usage in depth), composed by the route. */
+  /** Sections of their own after the page's (the usage chart), composed by the route. */
   children?: ComponentChildren;
 }) {
   const active = accessActive(data);
@@ -166,10 +162,6 @@ export function OverviewPage({
           </section>
         )}
       </div>
-      <section class="card" aria-labelledby="daily-heading">
-        <h2 id="daily-heading">Requests per day, last 30 days</h2>
-        <BarChart id="daily" title="Counted requests per day, all keys, last 30 days (UTC)" days={data.days} series={[{ name: 'Counted requests', tone: 'counted', values: data.counted }]} />
-      </section>
       <section class="card" aria-labelledby="keys-heading">
         <div class="actions">
           <h2 id="keys-heading">Keys</h2>

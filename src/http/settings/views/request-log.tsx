@@ -1,11 +1,13 @@
 /**
- * Key details' request log: the key's last 100 requests of every outcome (7 days), newest first, with
- * what an owner needs to debug a script alone, narrowed to one outcome by a GET form (works without script).
+ * Key details' request log: the key's last 100 requests (7 days), newest first, 20 a page, with what an
+ * owner needs to debug a script alone; narrowed to the rejected requests or one outcome by a GET form, and
+ * paged by plain links that keep the filter (no script needed).
  */
-import type { LogOutcome, RequestLogEntry } from '../../../usage-stats/usage-stats.js';
-import { LOG_OUTCOMES, type RequestLogView } from '../request-log-data.js';
-import { FilterSelect } from './components.js';
-import { formatCount } from './format.js';
+import type { LogOutcome } from '../../../usage-stats/usage-stats.js';
+import { keyPageHref, type KeyPageQuery } from '../paths.js';
+import { LOG_OUTCOMES, type LogFilter, type RequestLogView } from '../request-log-data.js';
+import { FilterSelect, Pager } from './components.js';
+import { requestsText } from './format.js';
 import { OUTCOME_LABELS } from './key-details.js';
 import { RequestTable, type RequestColumn } from './request-table.js';
 
@@ -14,41 +16,66 @@ export const LOG_OUTCOME_LABELS: Readonly<Record<LogOutcome, string>> = {
   not_counted: 'Not counted (/me, OPTIONS, lapsed plan)',
 };
 
-const OUTCOME_OPTIONS = LOG_OUTCOMES.map((o) => ({ value: o, label: LOG_OUTCOME_LABELS[o] }));
+const FILTER_OPTIONS = [
+  { value: 'rejected', label: 'Rejected only (4xx, 5xx)' },
+  ...LOG_OUTCOMES.map((o) => ({ value: o, label: LOG_OUTCOME_LABELS[o] })),
+];
 
-const LOG_COLUMNS: ReadonlyArray<RequestColumn<RequestLogEntry>> = [
-  { heading: 'Error', cell: (e) => <td>{e.error === null ? '–' : <code>{e.error}</code>}</td> },
+const LOG_COLUMNS: ReadonlyArray<RequestColumn<RequestLogView['entries'][number]>> = [
+  {
+    heading: 'Error',
+    cell: (e) =>
+      e.error === null ? (
+        <td>–</td>
+      ) : (
+        <td>
+          <code>{e.error}</code>
+          {e.message === undefined ? null : ` ${e.message}`}
+        </td>
+      ),
+  },
   { heading: 'Server time', cell: (e) => <td class="num">{e.durationMs.toFixed(1)} ms</td> },
   { heading: 'Client address', cell: (e) => <td class="mono">{e.address ?? '–'}</td> },
 ];
 
-export function RequestLogSection({ log, action, now }: { log: RequestLogView; action: string; now: number }) {
+function filterText(filter: LogFilter): string {
+  if (filter === null) return '';
+  return filter === 'rejected' ? ', rejected only' : `, ${LOG_OUTCOME_LABELS[filter]} only`;
+}
+
+/** `base`: the key's page; `range`: the usage range the page shows, carried by the filter and the pages (undefined: the default). */
+export function RequestLogSection({ log, base, range, now }: { log: RequestLogView; base: string; range: string | undefined; now: number }) {
+  const query: KeyPageQuery = { range, outcome: log.filter ?? undefined };
   return (
     <section class="card" aria-labelledby="request-log-heading">
       <h2 id="request-log-heading">Request log</h2>
       <p class="small muted">
-        The last 100 requests of this key of every outcome, from the last 7 days, newest first. Keys in paths and query strings are shown as [redacted].
+        This key&apos;s last 100 requests from the last 7 days, newest first. Keys in paths and query strings are shown as [redacted].
       </p>
-      <form method="get" action={`${action}#request-log-heading`} class="actions">
-        <FilterSelect id="log-outcome" name="outcome" label="Outcome" allLabel="All outcomes" allValue="all" options={OUTCOME_OPTIONS} selected={log.outcome} />
+      <form method="get" action={`${base}#request-log-heading`} class="actions">
+        {range === undefined ? null : <input type="hidden" name="range" value={range} />}
+        <FilterSelect id="log-outcome" name="outcome" label="Show" allLabel="All requests" allValue="all" options={FILTER_OPTIONS} selected={log.filter} />
         <button type="submit" class="button-secondary">
           Filter
         </button>
       </form>
       {log.entries.length === 0 ? (
-        <p class="muted">{log.kept === 0 ? 'No requests in the last 7 days.' : 'No request with this outcome among the last requests.'}</p>
+        <p class="muted">{log.kept === 0 ? 'No requests in the last 7 days.' : log.filter === 'rejected' ? 'No rejected request among the last requests.' : 'No request with this outcome among the last requests.'}</p>
       ) : (
-        <RequestTable
-          label="Request log table"
-          caption={
-            <>
-              {formatCount(log.entries.length)} requests of this key{log.outcome === null ? '' : ` with the outcome ${LOG_OUTCOME_LABELS[log.outcome]}`}, newest first
-            </>
-          }
-          rows={log.entries}
-          now={now}
-          columns={LOG_COLUMNS}
-        />
+        <>
+          <RequestTable
+            label="Request log table"
+            caption={
+              <>
+                {requestsText(log.matching)} of this key{filterText(log.filter)}, newest first, page {log.page} of {log.pages}
+              </>
+            }
+            rows={log.entries}
+            now={now}
+            columns={LOG_COLUMNS}
+          />
+          <Pager label="Pages of the request log" page={log.page} pages={log.pages} href={(page) => keyPageHref(base, { ...query, page }, 'request-log-heading')} />
+        </>
       )}
     </section>
   );

@@ -1,7 +1,7 @@
 /**
- * A table of a key's requests, newest first, as key details shows them twice (the last rejected requests and
- * the request log): when, the method and path, the status, the columns each table adds, the request id the
- * client got (to find the request in its own logs).
+ * A table of a key's requests, newest first, as key details' request log shows them: when, the method and
+ * path, the status, the columns the log adds, the request id the client got (to find the request in its
+ * own logs).
  */
 import type { ComponentChildren, VNode } from 'preact';
 import { TableScroll, Time } from './components.js';

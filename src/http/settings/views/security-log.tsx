@@ -1,7 +1,7 @@
 /** Security log: who changed what, when, from where; 90 days, newest first, paged. */
 import { SECURITY_EVENT_KINDS, type SecurityEvent, type SecurityEventKey, type SecurityEventKind, type SecurityLogFilter } from '../../../services/security-log.js';
 import { paths, securityLogHref } from '../paths.js';
-import { FilterSelect, TableScroll, Time } from './components.js';
+import { FilterSelect, Pager, TableScroll, Time } from './components.js';
 import { Layout, type SignedInShell } from './layout.js';
 
 const KIND_LABELS: Record<SecurityEventKind, string> = {
@@ -111,15 +111,7 @@ export function SecurityLogPage({ shell, data }: { shell: SignedInShell; data: S
           </table>
         </TableScroll>
       )}
-      {data.pages > 1 ? (
-        <nav class="pager" aria-label="Pages of the security log">
-          {data.page > 1 ? <a href={securityLogHref(paths.securityLog, data.filter, data.page - 1)}>← Newer</a> : <span />}
-          <span class="muted">
-            Page {data.page} of {data.pages}
-          </span>
-          {data.page < data.pages ? <a href={securityLogHref(paths.securityLog, data.filter, data.page + 1)}>Older →</a> : <span />}
-        </nav>
-      ) : null}
+      <Pager label="Pages of the security log" page={data.page} pages={data.pages} href={(page) => securityLogHref(paths.securityLog, data.filter, page)} />
     </Layout>
   );
 }

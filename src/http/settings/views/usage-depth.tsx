@@ -1,58 +1,66 @@
 /**
- * Usage in depth (key details and the overview): the range chosen by links (no script needed), requests
- * per hour or day by outcome as a chart that says what it counts, requests by endpoint, server time
- * p50 / p95 / p99, and the CSV download of those numbers.
+ * The usage of a key (key details) or of every key (the overview): one chart of requests by outcome over a
+ * range chosen by plain links (no script needed), server time p50 / p95 / p99, requests by endpoint, and
+ * the CSV download of those numbers, all for the chosen range.
  */
-import { SERVER_TIME_BOUNDS_MS } from '../../../usage-stats/usage-buckets.js';
+import type { Percentile } from '../../../usage-stats/server-times.js';
 import { OUTCOMES } from '../../../usage-stats/usage-stats.js';
-import { RANGE_NAMES, RANGES, type Percentiles, type RangeName, type UsageDepth } from '../usage-depth-data.js';
+import { keyPageHref } from '../paths.js';
+import { DEFAULT_RANGE, RANGE_NAMES, RANGES, type Percentiles, type RangeName, type UsageDepth } from '../usage-depth-data.js';
 import { BarChart } from './bar-chart.js';
 import { TableScroll } from './components.js';
-import { formatCount } from './format.js';
+import { formatCount, requestsText } from './format.js';
 import { OUTCOME_LABELS } from './key-details.js';
 
-/** `≤ 10 ms`, `> 5000 ms`, or a dash for no requests: percentiles are bucket bounds, and say so. */
-export function percentileText(ms: number | null): string {
-  if (ms === null) return '–';
-  if (ms === Infinity) return `> ${formatCount(SERVER_TIME_BOUNDS_MS[SERVER_TIME_BOUNDS_MS.length - 1]!)} ms`;
-  return `≤ ${formatCount(ms)} ms`;
+/** A time to 2 figures (what the buckets can tell): `0.42 ms`, `4.2 ms`, `42 ms`, `420 ms`, `4.2 s`. */
+export function durationText(ms: number): string {
+  const figures = Number(ms.toPrecision(2));
+  return figures >= 1000 ? `${Number((figures / 1000).toPrecision(2))} s` : `${figures} ms`;
 }
 
-/** The page with another range (`base` keeps the page's path; other query fields are not carried). */
-export function rangeHref(base: string, range: RangeName): string {
-  return `${base}?range=${range}#usage-heading`;
+/**
+ * `42 ms`; for periods stored before the finer buckets, `≤ 10 ms` (their bucket's bound, as shown then);
+ * `> 5,000 ms` or `> 65 s` past the last bound; a dash for no requests.
+ */
+export function percentileText(p: Percentile | null): string {
+  if (p === null) return '–';
+  if (p.kind === 'about') return durationText(p.ms);
+  if (p.kind === 'at_most') return `≤ ${formatCount(p.ms)} ms`;
+  return p.ms >= 10_000 ? `> ${formatCount(Math.floor(p.ms / 1000))} s` : `> ${formatCount(p.ms)} ms`;
 }
 
-export function UsageDepthSection({ usage, base, csv, subject }: { usage: UsageDepth; base: string; csv: string; subject: string }) {
+/** The page with another range (`base` keeps the page's path; `keep`: the request log's filter, kept; its page is not). */
+export function rangeHref(base: string, range: RangeName, keep?: string): string {
+  return keyPageHref(base, { range: range === DEFAULT_RANGE ? undefined : range, outcome: keep }, 'usage-heading');
+}
+
+export function UsageDepthSection({ usage, base, csv, subject, keep }: { usage: UsageDepth; base: string; csv: string; subject: string; keep?: string }) {
   const { label, unit } = RANGES[usage.range];
   const total = OUTCOMES.reduce((sum, name) => sum + usage.outcomes[name].reduce((a, b) => a + b, 0), 0);
+  const byEndpoint = usage.endpoints.reduce((sum, e) => sum + e.total, 0);
   const p: Percentiles = usage.percentiles;
+  const range = label.toLowerCase();
   return (
     <section class="card" aria-labelledby="usage-heading">
       <h2 id="usage-heading">Usage in depth</h2>
       <nav aria-label="Range" class="actions">
-        {RANGE_NAMES.map((range) =>
-          range === usage.range ? (
-            <a class="button" href={rangeHref(base, range)} aria-current="page">
-              {RANGES[range].label}
-            </a>
-          ) : (
-            <a class="button button-secondary" href={rangeHref(base, range)}>
-              {RANGES[range].label}
-            </a>
-          ),
-        )}
+        {RANGE_NAMES.map((name) => (
+          <a
+            class={name === usage.range ? 'button' : 'button button-secondary'}
+            href={rangeHref(base, name, keep)}
+            aria-current={name === usage.range ? 'page' : undefined}
+          >
+            {RANGES[name].link}
+          </a>
+        ))}
       </nav>
       <p class="small muted">
-        {formatCount(total)} requests of every outcome, {label.toLowerCase()}, per {unit} (UTC).{' '}
-        {unit === 'day'
-          ? 'Counted requests come from the meter and agree with /me; the other outcomes may miss the last second of a server that stopped abruptly.'
-          : 'Per hour, counted requests come from the statistics (the meter keeps days): they may miss the last second of a server that stopped abruptly.'}
+        {requestsText(total)} {range}, per {unit} (UTC), by how they were answered. Only counted requests use the monthly quota.
       </p>
       <BarChart
         id="usage"
         unit={unit}
-        title={`Requests of every outcome per ${unit} for ${subject}, ${label.toLowerCase()} (UTC)`}
+        title={`Requests per ${unit} by outcome for ${subject}, ${range} (UTC)`}
         days={usage.periods}
         series={OUTCOMES.map((name) => ({ name: OUTCOME_LABELS[name], tone: name, values: usage.outcomes[name] }))}
       />
@@ -65,11 +73,19 @@ export function UsageDepthSection({ usage, base, csv, subject }: { usage: UsageD
         <dt>p99</dt>
         <dd>{percentileText(p.p99)}</dd>
       </dl>
-      <p class="small muted">From the request's arrival to the end of its answer, every outcome; read from a histogram of fixed buckets, so each is the bucket's upper bound.</p>
+      <p class="small muted">
+        How long the server took to answer, {range}: half of the requests took at most p50, 95 in 100 at most p95. A
+        slow p99 with a fast p50 means a few slow requests, not a slow service.
+      </p>
       <h3>By endpoint</h3>
+      <p class="small muted">
+        {requestsText(byEndpoint)}: every request, also those the chart leaves out: <code>/me</code> (it counts
+        toward the burst limit, not the monthly quota), browsers&apos; OPTIONS checks and requests refused while the plan
+        was not active.
+      </p>
       <TableScroll label="Requests by endpoint">
         <table>
-          <caption class="visually-hidden">Requests of every outcome by endpoint, {label.toLowerCase()}</caption>
+          <caption class="visually-hidden">Requests by endpoint, {range}</caption>
           <thead>
             <tr>
               <th scope="col">Endpoint</th>
@@ -92,7 +108,7 @@ export function UsageDepthSection({ usage, base, csv, subject }: { usage: UsageD
         <a class="button button-secondary" href={`${csv}?range=${usage.range}`} download>
           Download CSV
         </a>
-        <span class="hint">These numbers per {unit}: outcomes, endpoints, p50 / p95 / p99.</span>
+        <span class="hint">These numbers per {unit}, {range}: outcomes, endpoints, p50 / p95 / p99.</span>
       </p>
     </section>
   );
