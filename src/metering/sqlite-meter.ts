@@ -12,6 +12,7 @@
 import type SqliteDatabase from 'better-sqlite3';
 import type { Admission, AdmitRequest, KeyDailyUsage, Meter } from './meter.js';
 import { MeterUnavailableError } from './meter.js';
+import { DeadlineExceededError } from '../deadline.js';
 import { dayOf, periodOf, WINDOW_MS } from './periods.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SQLITE_BUSY_TIMEOUT_MS } from '../store/database.js';
@@ -226,7 +227,9 @@ export class SqliteMeter implements Meter {
     const batch: Pending[] = [];
     for (const p of this.pending) {
       if (now < p.deadline) batch.push(p);
-      else p.reject(new MeterUnavailableError(new Error('the store stayed locked until the deadline')));
+      // Past its deadline before it was written (the file locked by another writer, or a busy host): a late
+      // request, not a store outage, so the key's line behind it is not refused for it (key-gate.ts).
+      else p.reject(new MeterUnavailableError(new DeadlineExceededError('the admission')));
     }
     this.pending = [];
     if (batch.length === 0) return;

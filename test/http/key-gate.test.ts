@@ -52,13 +52,15 @@ function slowAdmissions(meter: Meter, accountId: number, ms: number, fail = fals
   const target = meter as unknown as Record<string, (request: AdmitRequest, ...rest: unknown[]) => Promise<unknown>>;
   const method = typeof target.admitChecked === 'function' ? 'admitChecked' : 'admit';
   const original = target[method]!;
+  const state = { calls: 0 };
   target[method] = async function (this: unknown, request: AdmitRequest, ...rest: unknown[]) {
     if (request.accountId !== accountId) return original.call(this, request, ...rest);
+    state.calls += 1;
     await new Promise((resolve) => setTimeout(resolve, ms));
-    if (fail) throw new MeterUnavailableError(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
+    if (fail) throw new MeterUnavailableError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
     return original.call(this, request, ...rest);
   };
-  return { restore: () => void (target[method] = original) };
+  return { state, restore: () => void (target[method] = original) };
 }
 
 /** Every admission of `accountId` answers after `ms`, the first one after `firstMs`: slow, never failing. */
@@ -175,16 +177,16 @@ test('a long line that moves is not an outage: 40 requests of one key, each admi
   assert.equal(await used(alice), before + 40, 'every request counted once');
 });
 
-test('a slow store is not an outage: one admission slower than the deadline refuses that request alone, the 39 behind it are served', async () => {
+test('a slow store is not an outage: one admission slower than the deadline refuses that request alone, the 59 behind it are served', async () => {
   const alice = ctx.loaded.keys.alice!;
   const before = await used(alice);
   // The store answers every admission in 300 ms, the first one only after the request's deadline (a slow
-  // machine): when the first is refused, the line (40 requests, 7 places turning every 300 ms) still waits.
+  // machine): when the first is refused, the line (60 requests, 7 places turning every 300 ms) still waits.
   const late = lateFirstAdmission(ctx.meter, ctx.loaded.accounts.alice!, REQUEST_DEADLINE_MS + 400, 300);
   let answers: string[];
   try {
     answers = await Promise.all(
-      Array.from({ length: 40 }, async () => {
+      Array.from({ length: 60 }, async () => {
         const response = await fetch(`${base}${V1}/catalogue/1`, { headers: { 'x-api-key': alice } });
         return `${response.status}`;
       }),
@@ -193,15 +195,14 @@ test('a slow store is not an outage: one admission slower than the deadline refu
     late.restore();
   }
   const tally = answers.reduce<Record<string, number>>((acc, s) => ({ ...acc, [s]: (acc[s] ?? 0) + 1 }), {});
-  assert.deepEqual(tally, { '200': 39, '503': 1 }, 'only the late request is refused');
-  assert.equal(await used(alice), before + 39, 'the served ones counted once, the late one not at all');
+  assert.deepEqual(tally, { '200': 59, '503': 1 }, 'only the late request is refused');
+  assert.equal(await used(alice), before + 59, 'the served ones counted once, the late one not at all');
 });
 
 test('a store outage ending a request of the key refuses the requests waiting behind it at once (503, nothing counted)', async () => {
   const alice = ctx.loaded.keys.alice!;
   const before = await used(alice);
   const failing = slowAdmissions(ctx.meter, ctx.loaded.accounts.alice!, 200, true);
-  const started = Date.now();
   let answers: Array<{ status: number; error: string; retryAfter: string | null }>;
   try {
     answers = await Promise.all(
@@ -214,8 +215,9 @@ test('a store outage ending a request of the key refuses the requests waiting be
     failing.restore();
   }
   assert.deepEqual(new Set(answers.map((a) => `${a.status} ${a.error} ${a.retryAfter}`)), new Set(['503 service_unavailable 1']));
-  // One failed turn, not three: the waiting 16 did not each go to the meter in turn.
-  assert.ok(Date.now() - started < 2 * 200 + 1000, `answered after the first turn failed (${Date.now() - started} ms)`);
+  // The requests waiting when the first turn failed did not each go to the meter in turn (three turns of 8
+  // would be 24 calls). Counted, not timed: a loaded machine stretches any time (issue 40).
+  assert.ok(failing.state.calls < 3 * KEY_IN_FLIGHT, `refused without going to the meter (${failing.state.calls} admissions tried)`);
   assert.equal(await used(alice), before, 'nothing counted');
   // The line is empty again: the key's next requests, with the meter back, are served.
   const next = await Promise.all(Array.from({ length: KEY_IN_FLIGHT + 2 }, () => fetch(`${base}${V1}/catalogue/1`, { headers: { 'x-api-key': alice } })));
