@@ -310,7 +310,7 @@ describe('the meter on a three-master Redis Cluster', () => {
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
     const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
     const count = (name: string) => Number(new RegExp(`^# ${name} (\\d+)$`, 'm').exec(output)?.[1] ?? -1);
-    assert.equal(code, 0, output.split('\n').filter((line) => /not ok|Error|expected|actual/.test(line)).slice(0, 40).join('\n'));
+    assert.equal(code, 0, output.split('\n').filter((line) => /not ok|Error|error:|expected|actual|timed out|failureType/.test(line)).slice(0, 40).join('\n'));
     assert.equal(count('fail'), 0);
     assert.ok(count('pass') >= 10, `passed ${count('pass')}`);
     // The suites name the meter they ran against: the Redis meter, and it was the cluster's masters that ran
