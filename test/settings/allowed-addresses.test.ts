@@ -173,6 +173,8 @@ describe('allowed addresses on the settings screen', () => {
     await ctx.stats.flush();
     const text = textOf((await browser.get(key(id))).body);
     assert.match(text, /Refused address \(401\)/);
-    assert.match(text, /GET \/developer\/v1\/me 401 unauthorized This key may not be used from 192\.0\.2\.44\./);
+    assert.match(text, /GET \/developer\/v1\/me 401 unauthorized /);
+    const rejected = textOf((await browser.get(key(id, '?outcome=rejected'))).body);
+    assert.match(rejected, /GET \/developer\/v1\/me 401 unauthorized This key may not be used from 192\.0\.2\.44\./, 'the rejected ones, with what the client was told');
   });
 });

@@ -58,8 +58,11 @@ describe('request log and usage in depth', () => {
     assert.equal(page.statusCode, 200, page.body);
     assert.ok(!page.body.includes(bare.slice(5, 30)), 'no key on the page, with or without its prefix');
     const [newest, older] = logRows(page.body);
-    assert.match(newest!, /^2026-11-20 12:00 UTC \(just now\) GET \/developer\/v1\/catalogue\?search=\[redacted\]&again=\[redacted\] 400 bad_request Unknown query parameter 'again'[^]*? [0-9.]+ ms 127\.0\.0\.1 /, 'the message the client got, beside its error code');
+    assert.match(newest!, /^just now GET \/developer\/v1\/catalogue\?search=\[redacted\]&again=\[redacted\] 400 bad_request [0-9.]+ ms 127\.0\.0\.1 /);
+    const [rejected] = logRows((await browser.get(key(id, '?outcome=rejected'))).body);
+    assert.match(rejected!, /400 bad_request Unknown query parameter 'again'[^]*? [0-9.]+ ms 127\.0\.0\.1 /, 'rejected only: the message the client got, beside its error code');
     assert.ok(newest!.endsWith(String(bad.headers['x-request-id'])), 'the request id the client got');
+    assert.match(page.body, /<time datetime="2026-11-20T12:00:01.000Z" title="2026-11-20 12:00 UTC">just now<\/time>/, 'the exact time in its title and datetime');
     assert.match(older!, /GET \/developer\/v1\/catalogue\/1 200 – [0-9.]+ ms 127\.0\.0\.1 /);
     assert.ok(older!.endsWith(String(ok.headers['x-request-id'])));
   });

@@ -148,37 +148,41 @@ export function KeyDetailsPage({
         {working ? (
           <section class="card" aria-labelledby="change-heading">
             <h2 id="change-heading">Change</h2>
-            <form method="post" action={paths.renameKey(key.id)} class="stack">
-              <FormToken token={shell.formToken} />
-              <div>
-                <label for="name">Name</label>
-                <input
-                  type="text"
-                  id="name"
-                  name="name"
-                  value={form.name?.value ?? key.name}
-                  autocomplete="off"
-                  aria-invalid={form.name ? 'true' : undefined}
-                  aria-describedby={form.name ? 'name-error' : undefined}
-                />
-                <FieldError id="name-error" message={form.name?.error} />
-              </div>
-              <div class="actions">
-                <button type="submit" class="button-secondary">
-                  Rename
-                </button>
-              </div>
-            </form>
-            <AllowedAddressesForm keyId={key.id} formToken={shell.formToken} current={key.allowedAddresses} clientAddress={data.clientAddress} form={form.addresses} />
-            <form method="post" action={paths.keyScopes(key.id)} class="stack">
-              <FormToken token={shell.formToken} />
-              <ScopeChoices selected={form.scopes?.values ?? key.scopes} error={form.scopes?.error} idPrefix="scope" />
-              <KeyChangeActions>
-                <button type="submit" class="button-secondary">
-                  Save scopes
-                </button>
-              </KeyChangeActions>
-            </form>
+            {/* Folded until asked for (the page stays short); open when a form comes back with a message. */}
+            <details class="change" open={form.name !== undefined || form.scopes !== undefined || form.addresses !== undefined}>
+              <summary>Rename, allowed addresses, scopes</summary>
+              <form method="post" action={paths.renameKey(key.id)} class="stack">
+                <FormToken token={shell.formToken} />
+                <div>
+                  <label for="name">Name</label>
+                  <input
+                    type="text"
+                    id="name"
+                    name="name"
+                    value={form.name?.value ?? key.name}
+                    autocomplete="off"
+                    aria-invalid={form.name ? 'true' : undefined}
+                    aria-describedby={form.name ? 'name-error' : undefined}
+                  />
+                  <FieldError id="name-error" message={form.name?.error} />
+                </div>
+                <div class="actions">
+                  <button type="submit" class="button-secondary">
+                    Rename
+                  </button>
+                </div>
+              </form>
+              <AllowedAddressesForm keyId={key.id} formToken={shell.formToken} current={key.allowedAddresses} clientAddress={data.clientAddress} form={form.addresses} />
+              <form method="post" action={paths.keyScopes(key.id)} class="stack">
+                <FormToken token={shell.formToken} />
+                <ScopeChoices selected={form.scopes?.values ?? key.scopes} error={form.scopes?.error} idPrefix="scope" />
+                <KeyChangeActions>
+                  <button type="submit" class="button-secondary">
+                    Save scopes
+                  </button>
+                </KeyChangeActions>
+              </form>
+            </details>
           </section>
         ) : null}
       </div>

@@ -21,7 +21,10 @@ const FILTER_OPTIONS = [
   ...LOG_OUTCOMES.map((o) => ({ value: o, label: LOG_OUTCOME_LABELS[o] })),
 ];
 
-const LOG_COLUMNS: ReadonlyArray<RequestColumn<RequestLogView['entries'][number]>> = [
+type LogLine = RequestLogView['entries'][number];
+
+/** The log's columns; with `messages` (a filtered log, where the owner looks into failures) the error's message beside its code. */
+const logColumns = (messages: boolean): ReadonlyArray<RequestColumn<LogLine>> => [
   {
     heading: 'Error',
     cell: (e) =>
@@ -30,13 +33,15 @@ const LOG_COLUMNS: ReadonlyArray<RequestColumn<RequestLogView['entries'][number]
       ) : (
         <td>
           <code>{e.error}</code>
-          {e.message === undefined ? null : ` ${e.message}`}
+          {messages && e.message !== undefined ? ` ${e.message}` : null}
         </td>
       ),
   },
-  { heading: 'Server time', cell: (e) => <td class="num">{e.durationMs.toFixed(1)} ms</td> },
+  { heading: 'Server time', cell: (e) => <td class="num nowrap">{e.durationMs.toFixed(1)} ms</td> },
   { heading: 'Client address', cell: (e) => <td class="mono">{e.address ?? '–'}</td> },
 ];
+const COLUMNS = logColumns(false);
+const COLUMNS_WITH_MESSAGES = logColumns(true);
 
 function filterText(filter: LogFilter): string {
   if (filter === null) return '';
@@ -50,7 +55,8 @@ export function RequestLogSection({ log, base, range, now }: { log: RequestLogVi
     <section class="card" aria-labelledby="request-log-heading">
       <h2 id="request-log-heading">Request log</h2>
       <p class="small muted">
-        This key&apos;s last 100 requests from the last 7 days, newest first. Keys in paths and query strings are shown as [redacted].
+        The last 100 requests of the last 7 days, newest first; keys in paths show as [redacted]. Rejected only: what each
+        client was told.
       </p>
       <form method="get" action={`${base}#request-log-heading`} class="actions">
         {range === undefined ? null : <input type="hidden" name="range" value={range} />}
@@ -72,7 +78,7 @@ export function RequestLogSection({ log, base, range, now }: { log: RequestLogVi
             }
             rows={log.entries}
             now={now}
-            columns={LOG_COLUMNS}
+            columns={log.filter === null ? COLUMNS : COLUMNS_WITH_MESSAGES}
           />
           <Pager label="Pages of the request log" page={log.page} pages={log.pages} href={(page) => keyPageHref(base, { ...query, page }, 'request-log-heading')} />
         </>

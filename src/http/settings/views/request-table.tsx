@@ -36,7 +36,7 @@ export function RequestTable<R extends RequestRow>({
 }) {
   return (
     <TableScroll label={label}>
-      <table>
+      <table class="requests">
         <caption class="visually-hidden">{caption}</caption>
         <thead>
           <tr>
@@ -53,14 +53,15 @@ export function RequestTable<R extends RequestRow>({
           {rows.map((r) => (
             <tr>
               <td>
-                <Time at={r.at} now={now} exact />
+                {/* Relative, the exact UTC time its title and datetime: one line a request. */}
+                <Time at={r.at} now={now} />
               </td>
-              <td class="mono">
+              <td class="mono nowrap">
                 {r.method} {r.path}
               </td>
               <td class="num">{r.status}</td>
               {columns.map((c) => c.cell(r))}
-              <td class="mono small">{r.requestId}</td>
+              <td class="mono small nowrap">{r.requestId}</td>
             </tr>
           ))}
         </tbody>
