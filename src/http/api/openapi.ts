@@ -26,7 +26,9 @@ Present the key in exactly one of \`Authorization: Bearer <API_KEY>\` (scheme ca
 A key may be limited to up to 50 IPv4/IPv6 addresses or CIDR ranges (set by its owner); from any other
 address it answers \`401 unauthorized\` with the message "This key may not be used from <address>.". The
 address is the connection's peer, or, behind a proxy the server trusts, the right-most address of
-\`X-Forwarded-For\` that is not such a proxy.
+\`X-Forwarded-For\` that is not such a proxy. An IPv4 client also matches an IPv6 range holding its
+IPv4-mapped form (\`::/0\` and \`::ffff:0:0/96\` let in every IPv4 client); an IPv4 rule never matches an
+IPv6 client.
 
 Each key carries scopes; an endpoint answers only a key with the scope it needs (${unscoped} needs none):
 
@@ -48,7 +50,8 @@ For every request, in this order; the first that fails decides the answer:
 9. Monthly quota: \`429 quota_exceeded\`.
 10. The answer: \`200\`, or \`404 not_found\` for a missing item.
 
-HEAD behaves exactly as GET, without a body.
+HEAD behaves exactly as GET, without a body. An error's message quotes at most 16 characters of a value,
+parameter name or method the client sent, then \`…\`, and never shows a key back, even without its prefix.
 
 ## Limits
 Per account, shared by all its keys: enthusiast ${DEFAULT_PLAN_LIMITS.enthusiast.perMinute}/minute and
