@@ -36,25 +36,28 @@ const DATA = join(ROOT, 'bench', '.data');
  * `ratios`: only the baseline, its floors, and item GET and `/me` on each store; `quick`: the figures of
  * docs/performance.md's table in a few minutes (item GET, `/me`, list pages and the ten-term search on each
  * store, 20,000 items, 5 s each beside the baseline, then the flood); `ab`: the same server with each of the
- * settings of BENCH_AB in turns (see runAb); `pages`: only bench/settings-pages.ts (the settings pages of an
+ * settings of BENCH_AB in turns (see runAb); `tenants`: only the item GET over 10,000 accounts, 2,000 accounts and
+ * one key on each store, beside the baseline; `pages`: only bench/settings-pages.ts (the settings pages of an
  * account with 20 keys, 90 days of statistics and a full request log).
  */
 const ONLY = process.env.BENCH_ONLY ?? '';
-const SHORT = ONLY === 'quick' || ONLY === 'ab';
+const SHORT = ONLY === 'quick' || ONLY === 'ab' || ONLY === 'tenants';
 const ITEMS = Number(process.env.BENCH_ITEMS ?? (SHORT ? 20_000 : 1_000_000));
-const DURATION = process.env.BENCH_DURATION ?? (ONLY === 'quick' ? '5s' : ONLY === 'ab' ? '8s' : '10s');
+const DURATION = process.env.BENCH_DURATION ?? (ONLY === 'quick' || ONLY === 'tenants' ? '5s' : ONLY === 'ab' ? '8s' : '10s');
 /**
  * Long enough for a fresh server to have seen its keys: the item GET is the first scenario on each server,
  * and with 3 s it measured that server's first pass over 10,000 keys (a PostgreSQL read per principal, the
  * hour's new statistics hashes) where /me, after it, did not: PostgreSQL + Redis item GETs 2,135 a second
  * with 3 s, 2,921 with 10 s on one machine. 10 s at these rates touches ~92% of the keys.
  */
-const WARMUP = process.env.BENCH_WARMUP ?? (ONLY === 'quick' ? '5s' : ONLY === 'ab' ? '8s' : '10s');
+const WARMUP = process.env.BENCH_WARMUP ?? (ONLY === 'quick' || ONLY === 'tenants' ? '5s' : ONLY === 'ab' ? '8s' : '10s');
 const FLOOD_DURATION = process.env.BENCH_FLOOD_DURATION ?? '10s';
 const FLOOD_MODE_LIST = (process.env.BENCH_FLOOD_MODES ?? FLOOD_MODES.join('|')).split('|') as FloodMode[];
-const RATIO_SCENARIOS = new Set(['GET /catalogue/:id', 'GET /catalogue/:id, keys with allowed addresses', 'GET /me']);
+/** The item GET over keys from 2,000 accounts and with one key: many tenants against one (BENCH_ONLY=tenants). */
+const TENANT_SCENARIOS = new Set(['GET /catalogue/:id', 'GET /catalogue/:id, 2,000 accounts', 'GET /catalogue/:id, one key']);
+const RATIO_SCENARIOS = new Set([...TENANT_SCENARIOS, 'GET /catalogue/:id, keys with allowed addresses', 'GET /me']);
 /** The scenarios of BENCH_ONLY=quick: docs/performance.md's table. */
-const QUICK_SCENARIOS = new Set(['GET /catalogue/:id', 'GET /me', 'GET /prices?platform=', 'GET /catalogue?search=']);
+const QUICK_SCENARIOS = new Set([...TENANT_SCENARIOS, 'GET /me', 'GET /prices?platform=', 'GET /catalogue?search=']);
 /**
  * BENCH_ONLY=ab: settings to compare, `;` between them, each a space-separated list of NAME=VALUE given to the
  * server's environment (an empty one: the server as it is), e.g. `STATS_THREAD=on;STATS_THREAD=off`; TREE=DIR
@@ -249,9 +252,12 @@ function wrkAsync(base: string, paths: Paths, keysFile: string | null, duration:
 interface Scenario {
   name: string;
   paths: string[];
-  keys: 'bench' | 'collector' | 'limited';
+  /** bench: a key from each of BENCH_ACCOUNTS accounts; accounts2000: the first 2,000 of them; one: the first. */
+  keys: 'bench' | 'collector' | 'limited' | 'accounts2000' | 'one';
   /** The share of requests sent with the first key: one account far busier than the rest (docs/scaling.md). */
   hotShare?: number;
+  /** Ask for published items only (every answer a 200), not any id of the range (some 404). */
+  publishedOnly?: boolean;
 }
 
 const V1 = '/developer/v1';
@@ -259,7 +265,10 @@ const SEARCHES = ['super', 'ii', 'sonic', 'zelda', 'dragon%20quest', 'super%20ma
 const PLATFORMS = ['NES', 'Nintendo%2064', 'PlayStation%202', 'Sega%20Genesis', 'Game%20Boy', 'Xbox%20360', 'Wii', 'Dreamcast'];
 
 const SCENARIOS: Scenario[] = [
-  { name: 'GET /catalogue/:id', paths: [`${V1}/catalogue/{id}`], keys: 'bench' },
+  { name: 'GET /catalogue/:id', paths: [`${V1}/catalogue/{id}`], keys: 'bench', publishedOnly: true },
+  // Many tenants and one: keys drawn from the first 2,000 accounts, and every request with one key.
+  { name: 'GET /catalogue/:id, 2,000 accounts', paths: [`${V1}/catalogue/{id}`], keys: 'accounts2000', publishedOnly: true },
+  { name: 'GET /catalogue/:id, one key', paths: [`${V1}/catalogue/{id}`], keys: 'one', publishedOnly: true },
   // The same over as many keys, each with ten allowed addresses (LIMITED_ADDRESSES): what a list costs.
   { name: 'GET /catalogue/:id, keys with allowed addresses', paths: [`${V1}/catalogue/{id}`], keys: 'limited' },
   { name: 'GET /prices/:id', paths: [`${V1}/prices/{id}`], keys: 'bench' },
@@ -276,7 +285,10 @@ const SCENARIOS: Scenario[] = [
 const LATENCY_SCENARIOS: Scenario[] = [
   { name: 'GET /catalogue?search= (mix)', paths: SEARCHES.map((s) => `${V1}/catalogue?search=${s}`), keys: 'bench' },
   { name: 'GET /collection/value (10,000 items)', paths: [`${V1}/collection/value`], keys: 'collector' },
-  { name: 'GET /catalogue/:id', paths: [`${V1}/catalogue/{id}`], keys: 'bench' },
+  { name: 'GET /catalogue/:id', paths: [`${V1}/catalogue/{id}`], keys: 'bench', publishedOnly: true },
+  // Many tenants and one: keys drawn from the first 2,000 accounts, and every request with one key.
+  { name: 'GET /catalogue/:id, 2,000 accounts', paths: [`${V1}/catalogue/{id}`], keys: 'accounts2000', publishedOnly: true },
+  { name: 'GET /catalogue/:id, one key', paths: [`${V1}/catalogue/{id}`], keys: 'one', publishedOnly: true },
 ];
 
 // ---------------------------------------------------------------------------------------------------
@@ -288,11 +300,20 @@ const DRAWN_SEARCHES = 3000;
 const MAX_DRAWN_OFFSET = 2000;
 
 async function readNames(store: string, databaseUrl: string, ids: number[]): Promise<string[]> {
-  const sqlText = `select name from catalogue_items where status = 'PUBLISHED' and master_item_id in (${ids.join(',')})`;
+  return readColumn(store, databaseUrl, `select name from catalogue_items where status = 'PUBLISHED' and master_item_id in (${ids.join(',')})`);
+}
+
+/** The ids of the published items: the item GET scenarios ask for these only, so every answer is a 200. */
+async function publishedIds(store: string, databaseUrl: string): Promise<number[]> {
+  const ids = await readColumn(store, databaseUrl, `select master_item_id from catalogue_items where status = 'PUBLISHED' order by master_item_id`);
+  return ids.map(Number);
+}
+
+async function readColumn(store: string, databaseUrl: string, sqlText: string): Promise<string[]> {
   if (store === 'sqlite') {
     const db = new SqliteDatabase(databaseUrl, { readonly: true });
     try {
-      return db.prepare(sqlText).pluck().all() as string[];
+      return (db.prepare(sqlText).pluck().all() as unknown[]).map(String);
     } finally {
       db.close();
     }
@@ -300,7 +321,7 @@ async function readNames(store: string, databaseUrl: string, ids: number[]): Pro
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    return (await client.query<{ name: string }>(sqlText)).rows.map((r) => r.name);
+    return (await client.query<Record<string, unknown>>(sqlText)).rows.map((r) => String(Object.values(r)[0]));
   } finally {
     await client.end();
   }
@@ -682,15 +703,23 @@ async function main(): Promise<void> {
   for (const store of ['sqlite', 'postgres'] as const) if (STORES.includes(store)) keysByStore[store] = prepareData(store, urls[store]);
 
   const keyFiles: Record<string, Record<Scenario['keys'], string>> = {};
+  const publishedPaths: Record<string, { file: string }> = {};
   for (const [store, keys] of Object.entries(keysByStore)) {
     const bench = join(DATA, `${store}-bench-keys.txt`);
     const collector = join(DATA, `${store}-collector-key.txt`);
     writeFileSync(bench, `${keys.bench.join('\n')}\n`);
     writeFileSync(collector, `${keys.collector}\n`);
+    const accounts2000 = join(DATA, `${store}-accounts2000-keys.txt`);
+    const one = join(DATA, `${store}-one-key.txt`);
+    writeFileSync(accounts2000, `${keys.bench.slice(0, 2000).join('\n')}\n`);
+    writeFileSync(one, `${keys.bench[0]!}\n`);
     // The searches and the workers' comparison use the bench keys only.
     const limited = join(DATA, `${store}-limited-keys.txt`);
     if (ONLY === '' || ONLY === 'ratios') writeFileSync(limited, `${prepareLimitedKeys(store, urls[store as 'sqlite' | 'postgres']).join('\n')}\n`);
-    keyFiles[store] = { bench, collector, limited };
+    keyFiles[store] = { bench, collector, limited, accounts2000, one };
+    const published = join(DATA, `${store}-published-paths.txt`);
+    writeFileSync(published, `${(await publishedIds(store, urls[store as 'sqlite' | 'postgres'])).map((id) => `${V1}/catalogue/${id}`).join('\n')}\n`);
+    publishedPaths[store] = { file: published };
   }
 
   const guideDirs = { sqlite: join(DATA, 'price-guide-sqlite'), postgres: join(DATA, 'price-guide-postgres') };
@@ -706,8 +735,8 @@ async function main(): Promise<void> {
   const searchOnly = ONLY === 'search';
   const workersOnly = ONLY === 'workers';
   // quick and ab measure as ratios does (the baseline beside each scenario), over their own scenarios.
-  const ratiosOnly = ONLY === 'ratios' || ONLY === 'quick' || ONLY === 'ab';
-  const measured = ONLY === 'quick' ? QUICK_SCENARIOS : RATIO_SCENARIOS;
+  const ratiosOnly = ONLY === 'ratios' || ONLY === 'quick' || ONLY === 'ab' || ONLY === 'tenants';
+  const measured = ONLY === 'quick' ? QUICK_SCENARIOS : ONLY === 'tenants' ? TENANT_SCENARIOS : RATIO_SCENARIOS;
 
   let baseline: Baseline | null = null;
   if (!searchOnly) {
@@ -743,7 +772,7 @@ async function main(): Promise<void> {
     if (!ratiosOnly) searchRuns.push(await runSearches(store, urls[store], start, keyFiles[store]!, keys.bench[0]!));
     if (searchOnly || baseline === null) continue;
     if (ONLY === 'ab') {
-      rows.push(...(await runAb(store, (env) => start(guideDirs[store], env), guideDirs[store], keyFiles[store]!, baseline)));
+      rows.push(...(await runAb(store, (env) => start(guideDirs[store], env), guideDirs[store], keyFiles[store]!, baseline, publishedPaths[store]!)));
       continue;
     }
     let target = await start();
@@ -755,10 +784,11 @@ async function main(): Promise<void> {
       const keysFile = keyFiles[store]![scenario.keys];
       log(`${target.name}: ${scenario.name}`);
       // A fresh server's first pass reads each key's principal once: quick's 5 s warm-up, twice for the first scenario.
-      if (first && ONLY === 'quick') wrk(target.base, scenario.paths, keysFile, WARMUP, CONNECTIONS, scenario.hotShare);
+      const paths = scenario.publishedOnly ? publishedPaths[store]! : scenario.paths;
+      if (first && (ONLY === 'quick' || ONLY === 'tenants')) wrk(target.base, paths, keysFile, WARMUP, CONNECTIONS, scenario.hotShare);
       first = false;
-      wrk(target.base, scenario.paths, keysFile, WARMUP, CONNECTIONS, scenario.hotShare);
-      rows.push(baseline.beside(scenario.name, target.name, () => wrk(target.base, scenario.paths, keysFile, DURATION, CONNECTIONS, scenario.hotShare)));
+      wrk(target.base, paths, keysFile, WARMUP, CONNECTIONS, scenario.hotShare);
+      rows.push(baseline.beside(scenario.name, target.name, () => wrk(target.base, paths, keysFile, DURATION, CONNECTIONS, scenario.hotShare)));
     }
     if (ratiosOnly) {
       target.child.kill('SIGTERM');
@@ -876,6 +906,7 @@ async function runAb(
   guideDir: string,
   keyFiles: Record<Scenario['keys'], string>,
   baseline: Baseline,
+  published: { file: string },
 ): Promise<Row[]> {
   const variants = AB_VARIANTS.map((text) => ({
     label: text === '' ? 'as it is' : text,
@@ -901,8 +932,9 @@ async function runAb(
         const keysFile = keyFiles[scenario.keys];
         const name = `${store}, ${variant.label}, round ${round}`;
         log(`${name}: ${scenario.name}`);
-        wrk(target.base, scenario.paths, keysFile, WARMUP);
-        rows.push(baseline.beside(scenario.name, name, () => wrk(target.base, scenario.paths, keysFile, DURATION)));
+        const paths = scenario.publishedOnly ? published : scenario.paths;
+        wrk(target.base, paths, keysFile, WARMUP);
+        rows.push(baseline.beside(scenario.name, name, () => wrk(target.base, paths, keysFile, DURATION)));
       }
       log(`${store}, ${variant.label}, round ${round}: peak RSS ${peakRssMb(target.child.pid!)} MB`);
       target.child.kill('SIGTERM');
