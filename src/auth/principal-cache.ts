@@ -16,10 +16,11 @@
  * round trip of their own. A deleted key bumps its account; a deleted account's id, if reused,
  * starts above every version the deleted one had (migration 0008).
  *
- * On PostgreSQL + Redis the version is not read here on every request: `held()` gives the principal held,
- * unchecked, and the meter's admission script checks its version against the account's in Redis, in the
- * same round trip as the admission (redis-access-versions.ts); when they differ the pipeline calls `find`,
- * which reads PostgreSQL as above.
+ * On SQLite and on PostgreSQL + Redis the version is not read here on every request: `held()` gives the
+ * principal held, unchecked, and the meter's admission checks its version against the account's, in the
+ * same step as the admission (SQLite: in its transaction, sqlite-meter.ts; Redis: in its script,
+ * redis-access-versions.ts); when they differ the pipeline calls `find`, which reads the database as above.
+ * So `find` with its version read serves PostgreSQL without Redis, and a key's first request elsewhere.
  */
 import { LRUCache } from 'lru-cache';
 import type { KeyWithVersions, StoreVersions } from '../store/hot-queries.js';

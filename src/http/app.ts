@@ -22,6 +22,7 @@ import { registerSettings } from './settings/settings-plugin.js';
 import { registerSecretScanning } from './secret-scanning/secret-scanning-plugin.js';
 import { registerAccessFence } from '../metering/access-change.js';
 import { RedisMeter } from '../metering/redis-meter.js';
+import { SqliteMeter } from '../metering/sqlite-meter.js';
 import { VersionListener } from '../store/version-listener.js';
 
 // Whoever builds the app (the server, the CLI, tests) names its types where it builds it.
@@ -61,7 +62,14 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       },
     });
   }
-  const pipeline = apiPipeline({ config, meter, clock, queries, metrics, stats, heldPrincipals: listener === null ? null : { meter: meter as RedisMeter, versions: listener } });
+  // SQLite: the admission's transaction reads the account's access version and the data version beside its row.
+  const heldPrincipals =
+    listener !== null
+      ? { meter: meter as RedisMeter, versions: listener }
+      : meter instanceof SqliteMeter
+        ? { meter, versions: { trusted: () => true, get dataVersion() { return meter.dataVersion; } } }
+        : null;
+  const pipeline = apiPipeline({ config, meter, clock, queries, metrics, stats, heldPrincipals });
   const app = Fastify({
     ...(deps.logger === undefined
       ? {

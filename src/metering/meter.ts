@@ -77,6 +77,25 @@ export interface Meter {
   close(): Promise<void>;
 }
 
+/**
+ * What an admission checks of the account's access, for a server that holds principals (api-pipeline.ts):
+ * `held`, the access version of the principal the server holds (null: the key was read from the database
+ * for this request, no check), and `known`, a version just read from the database (Redis keeps it unless a
+ * higher one is there; null: none read).
+ */
+export interface AccessCheck {
+  held: number | null;
+  known: number | null;
+}
+
+/** The admission was not made: the held principal's access version is no longer the account's. */
+export const STALE = 'stale' as const;
+
+/** A meter that admits with the access check, in the same step as the admission (SQLite, Redis). */
+export interface AccessCheckedMeter {
+  admitChecked(request: AdmitRequest, access: AccessCheck): Promise<Admission | typeof STALE>;
+}
+
 /** The meter's store could not be reached: the request is answered 503, never served unmetered. */
 export class MeterUnavailableError extends Error {
   constructor(cause: unknown) {

@@ -38,8 +38,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Cluster, type Redis } from 'ioredis';
-import type { Admission, AdmitRequest, KeyDailyUsage, Meter } from './meter.js';
-import { MeterUnavailableError, settleMeterBy } from './meter.js';
+import type { AccessCheck, AccessCheckedMeter, Admission, AdmitRequest, KeyDailyUsage, Meter } from './meter.js';
+import { MeterUnavailableError, settleMeterBy, STALE } from './meter.js';
 import { connectRedis, redisReady, type RedisTarget, type ScriptedRedis } from './redis-client.js';
 import { accountKey } from './redis-keys.js';
 import { ACCESS_MARK_KEPT_S, ACCESS_VERSION_KEPT_S, DELETED_VERSION, accessKeys } from './redis-access-versions.js';
@@ -60,29 +60,18 @@ const REFUND_TOKEN_KEPT_S = 15 * 60;
 
 const NO_CHECK: AccessCheck = Object.freeze({ held: null, known: null });
 
-export { accountKey };
+export { accountKey, STALE };
 
 /**
- * What an admission checks of the account's access (redis-access-versions.ts): `held`, the access version of
- * the principal the server holds (null: the server read PostgreSQL for this request, no check), and `known`,
- * a version just read from PostgreSQL, written to Redis unless a higher one is there (null: none read).
+ * The meter of PostgreSQL + Redis servers that hold principals (api-pipeline.ts): admits with the access check
+ * (redis-access-versions.ts), and keeps each account's version as PostgreSQL notifies it.
  */
-export interface AccessCheck {
-  held: number | null;
-  known: number | null;
-}
-
-/** The admission was not made: the held principal's access version is not the account's in Redis. */
-export const STALE = 'stale' as const;
-
-/** The meter of PostgreSQL + Redis servers that hold principals (api-pipeline.ts): admits with the access check. */
-export interface AccessCheckedMeter {
-  admitChecked(request: AdmitRequest, access: AccessCheck): Promise<Admission | typeof STALE>;
+export interface RedisAccessCheckedMeter extends AccessCheckedMeter {
   /** Writes an account's version (never lower), as a NOTIFY from PostgreSQL said it (version-listener.ts). */
   raiseAccessVersion(accountId: number, version: number | 'deleted'): Promise<void>;
 }
 
-export class RedisMeter implements Meter, AccessCheckedMeter, AccessFence {
+export class RedisMeter implements Meter, RedisAccessCheckedMeter, AccessFence {
   private readonly redis: ScriptedRedis<keyof typeof SCRIPTS>;
   /** The admissions of this turn, sent together (one call on one Redis; each alone on a cluster). */
   private readonly calls: AdmissionCalls;

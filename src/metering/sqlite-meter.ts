@@ -8,10 +8,15 @@
  * quota, the key's day and last use, one page of the file); the admissions of one account in a batch
  * read it once and write it once, so under load the cost per request falls instead of rising; with one
  * request at a time a batch is simply that request.
+ *
+ * The access check (admitChecked): a server that holds principals (api-pipeline.ts) has the batch read each
+ * account's access version beside its row, so a held principal whose account changed is not admitted
+ * (STALE) and a current one costs the request no read of its own; the batch also reads the data version,
+ * which the requests it admitted then answer by.
  */
 import type SqliteDatabase from 'better-sqlite3';
-import type { Admission, AdmitRequest, KeyDailyUsage, Meter } from './meter.js';
-import { MeterUnavailableError } from './meter.js';
+import type { AccessCheck, AccessCheckedMeter, Admission, AdmitRequest, KeyDailyUsage, Meter } from './meter.js';
+import { MeterUnavailableError, STALE } from './meter.js';
 import { DeadlineExceededError } from '../deadline.js';
 import { dayOf, periodOf, WINDOW_MS } from './periods.js';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -36,17 +41,22 @@ function isBusy(err: unknown): boolean {
 
 interface Pending {
   request: AdmitRequest;
+  /** The held principal's access version to check (AccessCheck.held), or null. */
+  held: number | null;
   /** Epoch ms after which it is refused instead of written (see AdmitRequest.deadline). */
   deadline: number;
-  resolve: (admission: Admission) => void;
+  resolve: (admission: Decided) => void;
   reject: (error: unknown) => void;
 }
 
 /** One batch of admissions: each account's row, read once and written once at the end. */
 type BatchRows = Map<number, AccountRow>;
 
-export class SqliteMeter implements Meter {
-  private readonly admitBatch: (requests: AdmitRequest[]) => Admission[];
+type Decided = Admission | typeof STALE;
+
+export class SqliteMeter implements Meter, AccessCheckedMeter {
+  private readonly admitBatch: (requests: Pending[]) => Decided[];
+  #dataVersion: number | null = null;
   private pending: Pending[] = [];
   private flushScheduled = false;
   private readonly giveBack: (accountId: number, keyId: number, period: string, day: string) => void;
@@ -101,9 +111,20 @@ export class SqliteMeter implements Meter {
       key.count = (key.count ?? 0) + 1;
       return { burst, quota: { allowed: true, used: row.used, period } };
     };
-    this.admitBatch = conn.transaction((requests: AdmitRequest[]) => {
+    const accessOf = conn.prepare('SELECT access_version FROM accounts WHERE id = ?').pluck();
+    const dataVersionOf = conn.prepare('SELECT version FROM data_version WHERE id = 1').pluck();
+    this.admitBatch = conn.transaction((requests: Pending[]) => {
       const batch: BatchRows = new Map();
-      const admissions = requests.map((r) => admit(r, batch));
+      const versions = new Map<number, number | undefined>();
+      const current = (accountId: number) => {
+        if (!versions.has(accountId)) versions.set(accountId, accessOf.get(accountId) as number | undefined);
+        return versions.get(accountId);
+      };
+      const version = dataVersionOf.get() as number | undefined;
+      // No data_version row is a broken store: refuse rather than serve answers kept for some version.
+      if (version === undefined) throw new Error('the store has no data version');
+      this.#dataVersion = Number(version);
+      const admissions = requests.map((p): Decided => (p.held !== null && current(p.request.accountId) !== p.held ? STALE : admit(p.request, batch)));
       for (const row of batch.values()) if (row.dirty) rows.save(row);
       return admissions;
     }).immediate;
@@ -201,12 +222,23 @@ export class SqliteMeter implements Meter {
     }
   }
 
-  admit(request: AdmitRequest): Promise<Admission> {
+  async admit(request: AdmitRequest): Promise<Admission> {
+    const admission = await this.admitChecked(request, { held: null, known: null });
+    if (admission === STALE) throw new Error('sqlite-meter: an admission without an access check came back stale');
+    return admission;
+  }
+
+  admitChecked(request: AdmitRequest, access: AccessCheck): Promise<Decided> {
     return new Promise((resolve, reject) => {
       const deadline = request.deadline ?? Date.now() + SQLITE_BUSY_TIMEOUT_MS;
-      this.pending.push({ request, deadline, resolve, reject });
+      this.pending.push({ request, held: access.held, deadline, resolve, reject });
       this.scheduleFlush(0);
     });
+  }
+
+  /** The data version read by the last batch of admissions (null before the first). */
+  get dataVersion(): number | null {
+    return this.#dataVersion;
   }
 
   private scheduleFlush(delayMs: number): void {
@@ -233,9 +265,9 @@ export class SqliteMeter implements Meter {
     }
     this.pending = [];
     if (batch.length === 0) return;
-    let admissions: Admission[];
+    let admissions: Decided[];
     try {
-      admissions = this.attempt(() => this.admitBatch(batch.map((p) => p.request)));
+      admissions = this.attempt(() => this.admitBatch(batch));
     } catch (err) {
       if (isBusy(err)) {
         this.pending = batch;
@@ -247,7 +279,7 @@ export class SqliteMeter implements Meter {
       return;
     }
     this.retryMs = 0;
-    batch.forEach((p, i) => p.resolve(admissions[i] as Admission));
+    batch.forEach((p, i) => p.resolve(admissions[i]!));
   }
 
   async refund(accountId: number, keyId: number, period: string, day: string, deadline?: number): Promise<void> {

@@ -5,7 +5,8 @@
  * before it returns (src/metering/access-change.ts), a change typed into psql reaches Redis through the NOTIFY
  * of migration 0014 within a second, a lost LISTEN connection stops the use of held principals until it is
  * back (src/store/version-listener.ts), and a change is refused, with nothing written, when Redis cannot be
- * reached. On SQLite (and PostgreSQL without Redis) every request reads the store: nothing to test here.
+ * reached. SQLite's held principals: held-principals-sqlite.test.ts. On PostgreSQL without Redis every request
+ * reads the store.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

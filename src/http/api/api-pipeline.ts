@@ -9,11 +9,12 @@
  * Route, scope and parameters are known before the meter is asked, so a request costs one round trip to
  * the meter, and the outcome still follows the contract's order.
  *
- * On PostgreSQL + Redis a key's principal held by this server is used at step 2 without reading PostgreSQL,
- * and the meter's admission checks it: the script compares the held principal's access version with the
- * account's in Redis and counts nothing when they differ ("stale"); the pipeline then reads the key from
- * PostgreSQL, decides steps 2 and 3 again (a revoked key is 401 then) and admits again, without the check.
- * So a request whose principal is current makes one round trip, to Redis (docs/performance.md). A held row
+ * On SQLite and on PostgreSQL + Redis a key's principal held by this server is used at step 2 without reading
+ * the database, and the meter's admission checks it: it compares the held principal's access version with the
+ * account's (SQLite: in the admission's transaction; Redis: in its script) and counts nothing when they differ
+ * ("stale"); the pipeline then reads the key from the database, decides steps 2 and 3 again (a revoked key is
+ * 401 then) and admits again, without the check. So a request whose principal is current makes one round trip,
+ * to Redis, or one transaction on SQLite (docs/performance.md). A held row
  * that would be refused is never trusted either: it is read again first.
  *
  * The hooks sit on the root instance, not in an encapsulated plugin under /developer/v1: a URL that matches
@@ -32,7 +33,7 @@ import type { Config } from '../../config.js';
 import { REQUEST_DEADLINE_MS, settleBy } from '../../deadline.js';
 import type { PlanLimits } from '../../domain/scopes.js';
 import type { Meter } from '../../metering/meter.js';
-import { STALE } from '../../metering/redis-meter.js';
+import { STALE } from '../../metering/meter.js';
 import { ceilSeconds, dayOf, monthBounds } from '../../metering/periods.js';
 import type { UsageStats } from '../../usage-stats/usage-stats.js';
 import type { Metrics } from '../../observability/metrics.js';
@@ -57,7 +58,7 @@ export interface ApiPipelineDeps {
   /** The owners' per-key statistics; null when requests are not recorded for them. */
   stats: UsageStats | null;
   /**
-   * PostgreSQL + Redis: the meter that checks held principals' access versions, and whether the server may
+   * SQLite and PostgreSQL + Redis: the meter that checks held principals' access versions, and whether the server may
    * use held principals now (its LISTEN connection, version-listener.ts); null elsewhere.
    */
   heldPrincipals?: HeldPrincipalsDeps | null;

@@ -1,7 +1,7 @@
 /**
  * Steps 1 to 4 of the pipeline (method, key, allowed addresses, plan) for the key a request presents, and
- * the one meter call that then decides its burst and quota. On PostgreSQL + Redis a principal this server
- * holds is used without reading PostgreSQL, and the admission checks its access version: when that is no
+ * the one meter call that then decides its burst and quota. On SQLite and on PostgreSQL + Redis a principal
+ * this server holds is used without reading the database, and the admission checks its access version: when that is no
  * longer the account's (STALE), the key is read again (reauthenticate) and admitted again, without the
  * check (api-pipeline.ts says where each is called).
  */
@@ -12,7 +12,7 @@ import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import { settleBy } from '../../deadline.js';
 import type { Admission, Meter } from '../../metering/meter.js';
-import { STALE, type AccessCheckedMeter } from '../../metering/redis-meter.js';
+import { STALE, type AccessCheckedMeter } from '../../metering/meter.js';
 import type { HotQueries } from '../../store/hot-queries.js';
 import { ApiError } from '../errors.js';
 import { ACCEPTED_METHODS, ALLOW } from './api-methods.js';
@@ -21,9 +21,9 @@ import { rateLimitHeaders } from './rate-limit-headers.js';
 export interface HeldPrincipalsDeps {
   meter: AccessCheckedMeter;
   versions: {
-    /** False while held principals must not be used (the LISTEN connection is down, or a version not yet in Redis). */
+    /** False while held principals must not be used (Redis: the LISTEN connection is down, or a version not yet in Redis). */
     trusted(): boolean;
-    /** The data version as notified; only read while trusted. */
+    /** The data version as notified (Redis) or as the last admissions read it (SQLite); only read while trusted. */
     readonly dataVersion: number | null;
   };
 }
@@ -34,7 +34,7 @@ export interface PrincipalAdmissionDeps {
   meter: Meter;
   clock: Clock;
   queries: HotQueries;
-  /** PostgreSQL + Redis: held principals and the meter that checks them; null elsewhere. */
+  /** SQLite and PostgreSQL + Redis: held principals and the meter that checks them; null elsewhere. */
   held: HeldPrincipalsDeps | null;
 }
 
@@ -115,6 +115,8 @@ export function principalAdmission(deps: PrincipalAdmissionDeps) {
       const checked = await held.meter.admitChecked(admitRequest, { held: request.heldAccessVersion, known: request.readAccessVersion });
       if (checked === STALE) return STALE;
       admission = checked;
+      // The data version as it stands after the admission (SQLite: read in the admission's own transaction).
+      if (request.heldAccessVersion !== null) request.notifiedDataVersion = held.versions.dataVersion;
     } else {
       admission = await meter.admit(admitRequest);
     }
