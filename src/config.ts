@@ -213,16 +213,14 @@ export function parseWorkers(source: string, raw: string | undefined, cores: num
 }
 
 /**
- * STATS_THREAD: `on`, `off`, or `auto` (the default). Into Redis, `auto` is on when the machine has 2 cores
- * for each server process: one for its requests, one its thread shares with Redis and the rest. On 2 cores
- * and one process, PostgreSQL + Redis item GETs went 2,264-2,363 -> 2,628-2,742 req/s with it, p99 82-89 ->
- * 54-62 ms (2026-11-27, in turns), for 30-50 MB more RSS (docs/performance.md). Into PostgreSQL the thread
- * adds a connection beside the meter's pool and its gain on 2 cores was never measured: at least 4 cores and
- * 2 a process there. Several servers on one machine (tests, a bench's "two servers") must say `off`: each
- * counts only its own `--workers`.
+ * STATS_THREAD: `on`, `off`, or `auto` (the default). Into Redis or SQLite, `auto` is on when the machine has 2
+ * cores for each server process: one for its requests, one its thread shares with the stores and the rest
+ * (docs/performance.md has what it gains). Into PostgreSQL the thread adds a connection beside the meter's
+ * pool and its gain on 2 cores was never measured: at least 4 cores and 2 a process there. Several servers on
+ * one machine (tests, a bench's "two servers") must say `off`: each counts only its own `--workers`.
  */
-export function parseStatsThread(raw: string | undefined, cores: number, workers: number, statsInRedis: boolean): boolean {
-  if (raw === undefined || raw === '' || raw === 'auto') return statsInRedis ? cores >= 2 * workers : cores >= Math.max(4, 2 * workers);
+export function parseStatsThread(raw: string | undefined, cores: number, workers: number, statsInto: 'redis' | 'sqlite' | 'postgres'): boolean {
+  if (raw === undefined || raw === '' || raw === 'auto') return statsInto === 'postgres' ? cores >= Math.max(4, 2 * workers) : cores >= 2 * workers;
   if (raw === 'on') return true;
   if (raw === 'off') return false;
   throw new ConfigError('STATS_THREAD', `expected "on", "off" or "auto", got ${JSON.stringify(raw)}`);
@@ -300,7 +298,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     settingsReauthMinutes: parseWhole('SETTINGS_REAUTH_MINUTES', env.SETTINGS_REAUTH_MINUTES, 60, 1, 720),
     exportDir: parseExportDir(env.EXPORT_DIR, database),
     workers,
-    statsThread: parseStatsThread(env.STATS_THREAD, availableParallelism(), workers, redisUrl !== null || redisClusterUrls !== null),
+    statsThread: parseStatsThread(env.STATS_THREAD, availableParallelism(), workers, redisUrl !== null || redisClusterUrls !== null ? 'redis' : database.dialect),
     drainDelayMs: parseWhole('DRAIN_DELAY_MS', env.DRAIN_DELAY_MS, 5_000, 0, 600_000),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     secretScanningPublicKeys: env.SECRET_SCANNING_PUBLIC_KEYS === undefined || env.SECRET_SCANNING_PUBLIC_KEYS === '' ? null : env.SECRET_SCANNING_PUBLIC_KEYS,

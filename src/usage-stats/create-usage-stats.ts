@@ -9,9 +9,8 @@ import { ThreadedUsageStats } from './usage-stats-thread.js';
 
 /**
  * With `thread` (`serve` with STATS_THREAD on), records are written from a thread of their own (usage-stats-thread.ts) and the
- * object returned reads; except into SQLite, where the thread's connection and the server's would take the
- * file's one write lock in turns, and the meter's commits waited for the statistics' (item GET p99 69-72 ms
- * with the statistics in the request thread, 92-106 ms with a thread of their own; docs/performance.md).
+ * object returned reads. Into SQLite the thread's connection takes the file's write lock between the meter's
+ * batches, waiting for it there rather than on the request thread.
  */
 export async function createUsageStats(
   config: Readonly<Config>,
@@ -20,7 +19,8 @@ export async function createUsageStats(
 ): Promise<UsageStats> {
   const reader = await createInThread(config, store);
   const redis = redisTargetOf(config);
-  if (options.thread === undefined || (redis === null && config.database.dialect === 'sqlite')) return reader;
+  // A database in memory is this connection's alone: a thread's connection would open another.
+  if (options.thread === undefined || (config.database.dialect === 'sqlite' && config.database.path === ':memory:')) return reader;
   try {
     return await ThreadedUsageStats.start({ redis, redisKeyPrefix: config.redisKeyPrefix, database: config.database, keyPrefix: config.keyPrefix }, reader, options.thread.onError);
   } catch (error) {

@@ -35,14 +35,19 @@ export class DatabaseUsageStats extends BufferedUsageStats {
   /**
    * `sweepAges`: when this process sweeps the chunks it wrote (SWEEP_AGES_MS; tests shorten them).
    * `purgeRowsPerWrite`: PURGE_ROWS_PER_WRITE (tests shorten it).
+   * `lockWaitMs`: SQLite, how long a write waits for another connection's write lock: 0 on the request
+   * thread (the wait would block it), longer from the statistics' own thread (usage-stats-worker.ts).
    */
-  constructor(store: Store, options: { sweepAges?: readonly number[]; purgeRowsPerWrite?: number } = {}) {
+  constructor(store: Store, options: { sweepAges?: readonly number[]; purgeRowsPerWrite?: number; lockWaitMs?: number } = {}) {
     super();
     this.db = store.db;
     this.sqlite = store.sqlite;
     this.sweeps = new ChunkSweeps(options.sweepAges);
     this.purgeRows = options.purgeRowsPerWrite ?? PURGE_ROWS_PER_WRITE;
+    this.lockWaitMs = options.lockWaitMs ?? 0;
   }
+
+  private readonly lockWaitMs: number;
 
   /** Real time the last purge ended; the first flush purges. */
   private purgedAt = 0;
@@ -126,7 +131,7 @@ export class DatabaseUsageStats extends BufferedUsageStats {
             buckets: purge.bucketsFrom === null ? null : bucketPurge(this.db, purge.newest, purge.bucketsFrom, purgeRows).compile(),
           };
     const deleted = (q: CompiledQuery | null) => (q === null ? null : purgedTo(conn.prepare(q.sql).all(...q.parameters) as Array<{ key_id: number }>, purgeRows));
-    const { wrote, fullReached, purged } = withBusyTimeout(conn, 0, () =>
+    const { wrote, fullReached, purged } = withBusyTimeout(conn, this.lockWaitMs, () =>
       conn
         .transaction(() => {
           for (const r of batch.outcomes) outcome.run(r.keyId, r.day, r.outcome, r.requests);

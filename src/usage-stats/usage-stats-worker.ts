@@ -8,6 +8,9 @@ import type { Store } from '../store/database.js';
 import { THREAD_PACE, type FromStatsThread, type StatsWriterTarget, type ToStatsThread } from './usage-stats-thread.js';
 import type { BufferedUsageStats } from './buffered-usage-stats.js';
 
+/** How long a write into SQLite waits for the lock before its records wait for the next second's write. */
+const THREAD_LOCK_WAIT_MS = 500;
+
 const port = parentPort;
 if (port === null) throw new Error('usage-stats-worker: not started as a worker thread');
 const target = workerData as StatsWriterTarget;
@@ -28,7 +31,8 @@ if (target.redis !== null) {
 } else {
   const [{ openStore }, { DatabaseUsageStats }] = await Promise.all([import('../store/database.js'), import('./database-usage-stats.js')]);
   store = openStore(target.database);
-  stats = new DatabaseUsageStats(store);
+  // Into SQLite: the meter's batches hold the file's write lock a moment at a time; waiting here holds up no request.
+  stats = new DatabaseUsageStats(store, { lockWaitMs: THREAD_LOCK_WAIT_MS });
 }
 stats.pace = THREAD_PACE;
 

@@ -42,8 +42,8 @@ async function keyId(ref: string): Promise<number> {
 }
 
 it('SIGTERM writes the statistics still held in memory before the server exits', async () => {
-  // STATS_THREAD=on: into Redis (TEST_STORE=postgres) the statistics go through their own thread, whose close
-  // must write what it holds; into SQLite they stay in the request thread whatever it says.
+  // STATS_THREAD=on: the statistics go through their own thread (into Redis with TEST_STORE=postgres, into the
+  // SQLite file otherwise), whose close must write what it holds.
   const env: Record<string, string> = { DATABASE_URL: databaseUrl, STATS_THREAD: 'on' };
   if (TEST_STORE === 'postgres') Object.assign(env, { REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: redisPrefix });
   const server = await startServerProcess(env);

@@ -142,17 +142,20 @@ describe('statistics written from their own thread', () => {
 });
 
 describe('STATS_THREAD', () => {
-  it('auto: into Redis on with 2 cores per server process, into PostgreSQL with at least 4 and 2 a process; on and off as said; anything else refused', () => {
-    assert.equal(parseStatsThread(undefined, 2, 1, true), true, 'into Redis, one process on 2 cores');
-    assert.equal(parseStatsThread('auto', 2, 2, true), false, 'two workers on 2 cores: no core to share');
-    assert.equal(parseStatsThread('auto', 3, 2, true), false);
-    assert.equal(parseStatsThread('', 4, 2, true), true);
-    assert.equal(parseStatsThread(undefined, 2, 1, false), false, 'into PostgreSQL, a 2-core machine');
-    assert.equal(parseStatsThread('auto', 4, 1, false), true);
-    assert.equal(parseStatsThread('auto', 4, 3, false), false, 'three processes on four cores');
-    assert.equal(parseStatsThread('auto', 16, 8, false), true);
-    assert.equal(parseStatsThread('on', 1, 1, false), true);
-    assert.equal(parseStatsThread('off', 64, 1, true), false);
-    assert.throws(() => parseStatsThread('yes', 8, 1, true), /^ConfigError: STATS_THREAD: expected "on", "off" or "auto", got "yes"$/);
+  it('auto: into Redis or SQLite on with 2 cores per server process, into PostgreSQL with at least 4 and 2 a process; on and off as said; anything else refused', () => {
+    assert.equal(parseStatsThread(undefined, 2, 1, 'redis'), true, 'into Redis, one process on 2 cores');
+    assert.equal(parseStatsThread('auto', 2, 2, 'redis'), false, 'two workers on 2 cores: no core to share');
+    assert.equal(parseStatsThread('auto', 3, 2, 'redis'), false);
+    assert.equal(parseStatsThread('', 4, 2, 'redis'), true);
+    assert.equal(parseStatsThread(undefined, 2, 1, 'postgres'), false, 'into PostgreSQL, a 2-core machine');
+    assert.equal(parseStatsThread('auto', 4, 1, 'postgres'), true);
+    assert.equal(parseStatsThread('auto', 4, 3, 'postgres'), false, 'three processes on four cores');
+    assert.equal(parseStatsThread('auto', 16, 8, 'postgres'), true);
+    assert.equal(parseStatsThread(undefined, 2, 1, 'sqlite'), true, 'into SQLite, one process on 2 cores');
+    assert.equal(parseStatsThread('auto', 2, 2, 'sqlite'), false, 'into SQLite, two workers on 2 cores');
+    assert.equal(parseStatsThread('auto', 1, 1, 'sqlite'), false, 'into SQLite, one core');
+    assert.equal(parseStatsThread('on', 1, 1, 'postgres'), true);
+    assert.equal(parseStatsThread('off', 64, 1, 'redis'), false);
+    assert.throws(() => parseStatsThread('yes', 8, 1, 'redis'), /^ConfigError: STATS_THREAD: expected "on", "off" or "auto", got "yes"$/);
   });
 });
