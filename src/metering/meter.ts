@@ -96,6 +96,16 @@ export interface AccessCheckedMeter {
   admitChecked(request: AdmitRequest, access: AccessCheck): Promise<Admission | typeof STALE>;
 }
 
+/** No principal held, no version read: nothing to check. */
+export const NO_CHECK: AccessCheck = Object.freeze({ held: null, known: null });
+
+/** Meter.admit for an access-checked meter: the admission without the check, which cannot come back stale. */
+export async function admitUnchecked(meter: AccessCheckedMeter, request: AdmitRequest): Promise<Admission> {
+  const admission = await meter.admitChecked(request, NO_CHECK);
+  if (admission === STALE) throw new Error('an admission without an access check came back stale');
+  return admission;
+}
+
 /** The meter's store could not be reached: the request is answered 503, never served unmetered. */
 export class MeterUnavailableError extends Error {
   constructor(cause: unknown) {

@@ -39,7 +39,7 @@
 import { randomUUID } from 'node:crypto';
 import { Cluster, type Redis } from 'ioredis';
 import type { AccessCheck, AccessCheckedMeter, Admission, AdmitRequest, KeyDailyUsage, Meter } from './meter.js';
-import { MeterUnavailableError, settleMeterBy, STALE } from './meter.js';
+import { admitUnchecked, MeterUnavailableError, settleMeterBy, STALE } from './meter.js';
 import { connectRedis, redisReady, type RedisTarget, type ScriptedRedis } from './redis-client.js';
 import { accountKey } from './redis-keys.js';
 import { ACCESS_MARK_KEPT_S, ACCESS_VERSION_KEPT_S, DELETED_VERSION, accessKeys } from './redis-access-versions.js';
@@ -57,8 +57,6 @@ const CLIENT_TIMEOUT_MS = 3000;
 const REPLY_MARGIN_MS = 200;
 /** A give-back's token is kept this long: past its last retry (give-back.ts retries for 10 minutes). */
 const REFUND_TOKEN_KEPT_S = 15 * 60;
-
-const NO_CHECK: AccessCheck = Object.freeze({ held: null, known: null });
 
 export { accountKey, STALE };
 
@@ -106,10 +104,8 @@ export class RedisMeter implements Meter, RedisAccessCheckedMeter, AccessFence {
     }
   }
 
-  async admit(r: AdmitRequest): Promise<Admission> {
-    const admission = await this.admitChecked(r, NO_CHECK);
-    if (admission === STALE) throw new Error('redis-meter: an admission without an access check came back stale');
-    return admission;
+  admit(r: AdmitRequest): Promise<Admission> {
+    return admitUnchecked(this, r);
   }
 
   async admitChecked(r: AdmitRequest, access: AccessCheck): Promise<Admission | typeof STALE> {

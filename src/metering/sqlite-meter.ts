@@ -16,7 +16,7 @@
  */
 import type SqliteDatabase from 'better-sqlite3';
 import type { AccessCheck, AccessCheckedMeter, Admission, AdmitRequest, KeyDailyUsage, Meter } from './meter.js';
-import { MeterUnavailableError, STALE } from './meter.js';
+import { admitUnchecked, MeterUnavailableError, STALE } from './meter.js';
 import { DeadlineExceededError } from '../deadline.js';
 import { dayOf, periodOf, WINDOW_MS } from './periods.js';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -120,10 +120,13 @@ export class SqliteMeter implements Meter, AccessCheckedMeter {
         if (!versions.has(accountId)) versions.set(accountId, accessOf.get(accountId) as number | undefined);
         return versions.get(accountId);
       };
-      const version = dataVersionOf.get() as number | undefined;
-      // No data_version row is a broken store: refuse rather than serve answers kept for some version.
-      if (version === undefined) throw new Error('the store has no data version');
-      this.#dataVersion = Number(version);
+      // Only a held principal's request answers by the data version read here (the others read it with the key).
+      if (requests.some((p) => p.held !== null)) {
+        const version = dataVersionOf.get() as number | undefined;
+        // No data_version row is a broken store: refuse rather than serve answers kept for some version.
+        if (version === undefined) throw new Error('the store has no data version');
+        this.#dataVersion = Number(version);
+      }
       const admissions = requests.map((p): Decided => (p.held !== null && current(p.request.accountId) !== p.held ? STALE : admit(p.request, batch)));
       for (const row of batch.values()) if (row.dirty) rows.save(row);
       return admissions;
@@ -222,10 +225,8 @@ export class SqliteMeter implements Meter, AccessCheckedMeter {
     }
   }
 
-  async admit(request: AdmitRequest): Promise<Admission> {
-    const admission = await this.admitChecked(request, { held: null, known: null });
-    if (admission === STALE) throw new Error('sqlite-meter: an admission without an access check came back stale');
-    return admission;
+  admit(request: AdmitRequest): Promise<Admission> {
+    return admitUnchecked(this, request);
   }
 
   admitChecked(request: AdmitRequest, access: AccessCheck): Promise<Decided> {
@@ -236,7 +237,7 @@ export class SqliteMeter implements Meter, AccessCheckedMeter {
     });
   }
 
-  /** The data version read by the last batch of admissions (null before the first). */
+  /** The data version read by the last batch that admitted a held principal (null before the first). */
   get dataVersion(): number | null {
     return this.#dataVersion;
   }
