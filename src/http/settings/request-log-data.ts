@@ -5,6 +5,7 @@
  */
 import { OUTCOMES, REQUEST_LOG_MS, type LogOutcome, type RequestLogEntry } from '../../usage-stats/usage-stats.js';
 import type { AppDeps } from '../app-types.js';
+import { queryText } from './form-input.js';
 import { PageError } from './page-errors.js';
 
 export const LOG_OUTCOMES: readonly LogOutcome[] = [...OUTCOMES, 'not_counted'];
@@ -27,10 +28,10 @@ export interface RequestLogView {
 
 /** The filter of a page's query: absent, empty or `all` is every request; a value our form does not offer is a 400. */
 export function logFilterOf(query: unknown): LogFilter {
-  const raw = (query as Record<string, unknown> | null)?.outcome;
-  if (raw === undefined || raw === '' || raw === 'all') return null;
+  const raw = queryText(query, 'outcome');
+  if (raw === undefined || raw === 'all') return null;
   if (raw === 'rejected') return 'rejected';
-  if (typeof raw !== 'string' || !(LOG_OUTCOMES as readonly string[]).includes(raw)) throw new PageError('bad_request', 'outcome');
+  if (!(LOG_OUTCOMES as readonly string[]).includes(raw)) throw new PageError('bad_request', 'outcome');
   return raw as LogOutcome;
 }
 

@@ -13,6 +13,7 @@ import { addHistogram, emptyHistogram, histogramOf, percentileOf, type Percentil
 import { OUTCOMES, type Outcome } from '../../usage-stats/usage-stats.js';
 import type { AppDeps } from '../app-types.js';
 import { lastDays } from './overview-data.js';
+import { queryText } from './form-input.js';
 import { PageError } from './page-errors.js';
 
 /** `link`: the range picker's link; `label`: the range in a sentence. */
@@ -45,9 +46,9 @@ export const API_ENDPOINTS = [
 
 /** The range of a page's query: absent is the default; a value no link of ours sends is a 400. */
 export function rangeOf(query: unknown): RangeName {
-  const raw = (query as Record<string, unknown> | null)?.range;
-  if (raw === undefined || raw === '') return DEFAULT_RANGE;
-  if (typeof raw !== 'string' || !Object.hasOwn(RANGES, raw)) throw new PageError('bad_request', 'range');
+  const raw = queryText(query, 'range');
+  if (raw === undefined) return DEFAULT_RANGE;
+  if (!Object.hasOwn(RANGES, raw)) throw new PageError('bad_request', 'range');
   return raw as RangeName;
 }
 
