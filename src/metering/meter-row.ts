@@ -7,8 +7,8 @@
 
 /**
  * The most admission times a row holds, about what one 4 KiB page of the file takes (2 bytes each); older
- * ones spill into burst_events, one statement each, so an account admitting more than this in a minute (a
- * perMinute above it) pays some of the old cost again.
+ * ones spill into burst_events (one insert a transaction, sqlite-meter-rows.ts), so an account admitting more
+ * than this in a minute (a perMinute above it) pays for those rows too.
  */
 export const ROW_TIMES_MAX = 1900;
 

@@ -24,8 +24,16 @@ type StoredRow = Omit<BurstWindowsTable, 'account_id'>;
 export interface AccountRow {
   accountId: number;
   times: WindowTimes;
-  /** Admission times in burst_events. */
+  /** Admission times spilled: those in burst_events and those of `toSpill`. */
   spilled: number;
+  /**
+   * Times spilled in this transaction, ascending and newer than any in burst_events: inserted together at
+   * save(). One statement per admission (and a prune and a read of the oldest) had been a fifth of the
+   * request thread with one key past ROW_TIMES_MAX a minute (docs/performance.md).
+   */
+  toSpill: number[];
+  /** The oldest time in burst_events as last read in this transaction; undefined: not read, null: none. */
+  spilledOldest: number | null | undefined;
   period: string | null;
   used: number;
   day: string | null;
@@ -37,6 +45,8 @@ export class SqliteMeterRows {
   private readonly rowOf: SqliteDatabase.Statement;
   private readonly saveRow: SqliteDatabase.Statement;
   private readonly spill: SqliteDatabase.Statement;
+  private readonly prune: SqliteDatabase.Statement;
+  private readonly oldestOf: SqliteDatabase.Statement;
   private readonly usedOf: SqliteDatabase.Statement;
   private readonly archiveUsed: SqliteDatabase.Statement;
   private readonly dayOf: SqliteDatabase.Statement;
@@ -50,7 +60,9 @@ export class SqliteMeterRows {
        ON CONFLICT (account_id) DO UPDATE SET n = excluded.n, recent = excluded.recent, period = excluded.period,
          used = excluded.used, day = excluded.day, keys = excluded.keys`,
     );
-    this.spill = conn.prepare('INSERT INTO burst_events (account_id, at_ms) VALUES (?, ?)');
+    this.spill = conn.prepare('INSERT INTO burst_events (account_id, at_ms) SELECT ?, value FROM json_each(?)');
+    this.prune = conn.prepare('DELETE FROM burst_events WHERE account_id = ? AND at_ms <= ?');
+    this.oldestOf = conn.prepare('SELECT min(at_ms) FROM burst_events WHERE account_id = ?').pluck();
     this.usedOf = conn.prepare('SELECT used FROM quota_usage WHERE account_id = ? AND period = ?').pluck();
     this.archiveUsed = conn.prepare(
       `INSERT INTO quota_usage (account_id, period, used) VALUES (?, ?, ?)
@@ -70,6 +82,8 @@ export class SqliteMeterRows {
       accountId,
       times: WindowTimes.decode(row?.recent ?? null),
       spilled: row?.n ?? 0,
+      toSpill: [],
+      spilledOldest: undefined,
       period: row?.period ?? null,
       used: row?.used ?? 0,
       day: row?.day ?? null,
@@ -79,6 +93,11 @@ export class SqliteMeterRows {
   }
 
   save(row: AccountRow): void {
+    if (row.toSpill.length > 0) {
+      this.spill.run(row.accountId, JSON.stringify(row.toSpill));
+      if (row.spilledOldest === null) row.spilledOldest = row.toSpill[0];
+      row.toSpill = [];
+    }
     this.saveRow.run(
       row.accountId,
       row.spilled,
@@ -91,14 +110,45 @@ export class SqliteMeterRows {
     row.dirty = false;
   }
 
-  /** Adds an admission time to the window, spilling the oldest into burst_events past ROW_TIMES_MAX. */
+  /** Adds an admission time to the window, spilling the oldest (at save()) past ROW_TIMES_MAX. */
   record(row: AccountRow, at: number): void {
     row.times.add(at);
     if (row.times.length > ROW_TIMES_MAX) {
-      this.spill.run(row.accountId, row.times.shift());
+      row.toSpill.push(row.times.shift());
       row.spilled++;
     }
     row.dirty = true;
+  }
+
+  /** Drops the spilled times at or before `cutoff` (they left the window). */
+  pruneSpilled(row: AccountRow, cutoff: number): void {
+    if (row.spilled === 0) return;
+    if (row.spilled > row.toSpill.length) {
+      const oldest = this.oldestSpilled(row);
+      if (oldest !== null && oldest <= cutoff) {
+        const left = this.prune.run(row.accountId, cutoff).changes;
+        row.spilled -= left;
+        row.spilledOldest = undefined;
+        row.dirty ||= left > 0;
+      }
+    }
+    let drop = 0;
+    while (drop < row.toSpill.length && row.toSpill[drop]! <= cutoff) drop++;
+    if (drop > 0) {
+      row.toSpill.splice(0, drop);
+      row.spilled -= drop;
+      row.dirty = true;
+    }
+  }
+
+  /** The oldest spilled time, null for none. */
+  oldestSpilled(row: AccountRow): number | null {
+    if (row.spilled === 0) return null;
+    if (row.spilled > row.toSpill.length) {
+      if (row.spilledOldest === undefined) row.spilledOldest = (this.oldestOf.get(row.accountId) as number | null) ?? null;
+      if (row.spilledOldest !== null) return row.spilledOldest;
+    }
+    return row.toSpill[0] ?? null;
   }
 
   /** The period's count: the row's, or quota_usage's for a period the row does not hold. */

@@ -69,8 +69,6 @@ export class SqliteMeter implements Meter, AccessCheckedMeter {
 
   constructor(private readonly conn: SqliteDatabase.Database) {
     const rows = new SqliteMeterRows(conn);
-    const prune = conn.prepare('DELETE FROM burst_events WHERE account_id = ? AND at_ms <= ?');
-    const oldestOf = conn.prepare('SELECT min(at_ms) FROM burst_events WHERE account_id = ?').pluck();
 
     const admit = (r: AdmitRequest, batch: BatchRows): Admission => {
       let row = batch.get(r.accountId);
@@ -78,19 +76,11 @@ export class SqliteMeter implements Meter, AccessCheckedMeter {
       // The window is (now - 60 s, now]: times at or before its start leave it.
       const cutoff = r.now - WINDOW_MS;
       if (row.times.prune(cutoff) > 0) row.dirty = true;
-      if (row.spilled > 0) {
-        const left = prune.run(r.accountId, cutoff).changes;
-        if (left > 0) {
-          row.spilled -= left;
-          row.dirty = true;
-        }
-      }
+      rows.pruneSpilled(row, cutoff);
       const n = row.times.length + row.spilled;
       let oldest = row.times.length > 0 ? row.times.at(0) : null;
-      if (row.spilled > 0) {
-        const spilled = oldestOf.get(r.accountId) as number | null;
-        if (spilled !== null && (oldest === null || spilled < oldest)) oldest = spilled;
-      }
+      const spilled = rows.oldestSpilled(row);
+      if (spilled !== null && (oldest === null || spilled < oldest)) oldest = spilled;
       if (n >= r.limits.perMinute) {
         const resetInMs = oldest === null ? WINDOW_MS : oldest + WINDOW_MS - r.now;
         return { burst: { allowed: false, remaining: 0, resetInMs }, quota: null };
