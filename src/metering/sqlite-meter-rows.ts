@@ -95,8 +95,8 @@ export class SqliteMeterRows {
   save(row: AccountRow): void {
     if (row.toSpill.length > 0) {
       this.spill.run(row.accountId, JSON.stringify(row.toSpill));
-      if (row.spilledOldest === null) row.spilledOldest = row.toSpill[0];
       row.toSpill = [];
+      row.spilledOldest = undefined;
     }
     this.saveRow.run(
       row.accountId,

@@ -8,7 +8,7 @@ import { describe, it, type TestContext as NodeTestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestContext, openTestStore, type TestContext } from '../helpers/test-app.js';
 import { FIXTURE_NOW } from '../helpers/fixture.js';
-import { accountId, keyId, storedBurstEvents } from '../helpers/metering-helpers.js';
+import { accountId, assertBurstEvents, keyId, storedBurstEvents } from '../helpers/metering-helpers.js';
 import type { KeyDailyUsage, Meter } from '../../src/metering/meter.js';
 import { SqliteMeter } from '../../src/metering/sqlite-meter.js';
 import { WindowTimes, decodeTimes, encodeTimes } from '../../src/metering/meter-row.js';
@@ -82,6 +82,34 @@ describe('the meter where one row holds an account', () => {
     assert.deepEqual((await admit(2, T0 + 300_000)).burst, { allowed: true, remaining: 1, resetInMs: 60_000 });
     const stored = await storedBurstEvents(ctx, alice);
     if (stored !== null) assert.equal(stored, 1, 'the times that left the window are gone from the store');
+  });
+
+  it('spills within one batch: each admission counts the ones before it, and times spilled in the batch leave the window in it', async (t) => {
+    const ctx = await context(t);
+    const alice = accountId(ctx, 'alice');
+    const key = await keyId(ctx, 'alice');
+    const limits = { monthly: 100_000, perMinute: 2500 };
+    const batch = (times: number[]) => Promise.all(times.map((now) => ctx.meter.admit({ accountId: alice, keyId: key, limits, quota: true, now })));
+    // 2,200 at once, 10 ms apart: the last 300 spill past what the row holds, all in this batch.
+    const first = await batch(Array.from({ length: 2200 }, (_, i) => T0 + i * 10));
+    first.forEach(({ burst }, i) => {
+      if (!burst.allowed || burst.remaining !== 2499 - i || burst.resetInMs !== 60_000 - i * 10) assert.fail(`admission ${i}: ${JSON.stringify(burst)}`);
+    });
+    assert.equal(await ctx.meter.burstUsed(alice, T0 + 21_990), 2200);
+    await assertBurstEvents(ctx, alice, 2200);
+    // A minute on, a batch whose each admission finds one more of the oldest (spilled before) gone.
+    const second = await batch(Array.from({ length: 100 }, (_, j) => T0 + 60_000 + j * 10));
+    second.forEach(({ burst }, j) => {
+      if (!burst.allowed || burst.remaining !== 300 || burst.resetInMs !== 10) assert.fail(`admission ${j} of the second batch: ${JSON.stringify(burst)}`);
+    });
+    // One batch of 2,000 (1 ms apart, 100 spilled within it) and one more at 61 s past its first: the times
+    // up to 1 s past the first, those spilled in the batch among them, have left.
+    const later = T0 + 600_000;
+    const third = await batch([...Array.from({ length: 2000 }, (_, i) => later + i), later + 61_000]);
+    assert.deepEqual(third.at(-1)!.burst, { allowed: true, remaining: 2500 - 999 - 1, resetInMs: 1 });
+    assert.equal(await ctx.meter.burstUsed(alice, later + 61_000), 1000);
+    await assertBurstEvents(ctx, alice, 1000);
+    assert.equal(await ctx.meter.used(alice, '2026-11'), 4301);
   });
 
   it('a new day and a new month, give-backs of the one before, and a clock a little behind', async (t) => {
