@@ -104,6 +104,8 @@ export abstract class BufferedUsageStats implements UsageStats {
    * 2026-11-27).
    */
   protected countRowsPerWrite = COUNT_ROWS_PER_WRITE;
+  /** Lines of the request log a busy write takes at most (LOG_LINES_PER_WRITE). */
+  protected logLinesPerWrite = LOG_LINES_PER_WRITE;
   /**
    * The keys of a due write of the counts still to be taken, lowest id first (their rows lie together in
    * the tables' key-first indexes); keys counted while it goes wait for the next due write.
@@ -188,7 +190,7 @@ export abstract class BufferedUsageStats implements UsageStats {
       const { batch, buckets: ownBuckets } = summarize(records);
       mergeLog(this.pendingLog, this.requestLogOf(records));
       const logDue = mode !== 'busy' || this.logBacklog || Date.now() - this.logWrittenAt >= LOG_WRITE_MS;
-      batch.log = logDue ? this.takeLog(mode === 'all' ? Infinity : LOG_LINES_PER_WRITE) : [];
+      batch.log = logDue ? this.takeLog(mode === 'all' ? Infinity : this.logLinesPerWrite) : [];
       // The counts, last uses and rejections of these records join those held; all of them go when due.
       const own = { lastUse: batch.lastUse, outcomes: batch.outcomes, rejections: batch.rejections };
       ownBuckets.addTo(this.pendingBuckets);

@@ -37,14 +37,20 @@ export class DatabaseUsageStats extends BufferedUsageStats {
    * `purgeRowsPerWrite`: PURGE_ROWS_PER_WRITE (tests shorten it).
    * `lockWaitMs`: SQLite, how long a write waits for another connection's write lock: 0 on the request
    * thread (the wait would block it), longer from the statistics' own thread (usage-stats-worker.ts).
+   * `rowsPerWrite`: the rows of counts and the lines of the log a busy write takes at most
+   * (COUNT_ROWS_PER_WRITE and LOG_LINES_PER_WRITE unless given).
    */
-  constructor(store: Store, options: { sweepAges?: readonly number[]; purgeRowsPerWrite?: number; lockWaitMs?: number } = {}) {
+  constructor(
+    store: Store,
+    options: { sweepAges?: readonly number[]; purgeRowsPerWrite?: number; lockWaitMs?: number; rowsPerWrite?: number } = {},
+  ) {
     super();
     this.db = store.db;
     this.sqlite = store.sqlite;
     this.sweeps = new ChunkSweeps(options.sweepAges);
     this.purgeRows = options.purgeRowsPerWrite ?? PURGE_ROWS_PER_WRITE;
     this.lockWaitMs = options.lockWaitMs ?? 0;
+    if (options.rowsPerWrite !== undefined) this.countRowsPerWrite = this.logLinesPerWrite = options.rowsPerWrite;
   }
 
   private readonly lockWaitMs: number;

@@ -761,14 +761,14 @@ describe(`a busy server writes a second's counts of many keys a slice a turn (${
     let failAt = -1;
     const SLICE = 300;
     class Probe extends DatabaseUsageStats {
-      protected override countRowsPerWrite = SLICE;
       protected override async write(batch: StatsBatch): Promise<void> {
         writes.push({ rows: countRows(batch), keys: keysOf(batch) });
         if (writes.length === failAt) throw new Error('the store is away');
         await super.write(batch);
       }
     }
-    const stats = new Probe(store.store);
+    // The slice as the statistics' thread sets it for SQLite (usage-stats-worker.ts), smaller here.
+    const stats = new Probe(store.store, { rowsPerWrite: SLICE });
     try {
       // One request of each of FLUSH_RECORDS keys (ids 1000 up, recorded highest first): a busy flush, each key ~7 rows.
       for (let n = FLUSH_RECORDS - 1; n >= 0; n--) stats.record(record(1000 + n, T0 + n, n));
