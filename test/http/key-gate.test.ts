@@ -87,7 +87,7 @@ const waitUntil = async (check: () => boolean, what: string): Promise<void> => {
   assert.ok(check(), what);
 };
 
-test('30 requests of one key: at most 8 reach the meter at once, another key goes straight through, all 30 are served', async () => {
+test('30 requests of one key: at most KEY_IN_FLIGHT (16) reach the meter at once, another key goes straight through, all 30 are served', async () => {
   const alice = ctx.loaded.keys.alice!;
   const bob = ctx.loaded.keys.bob!;
   const aliceAccount = ctx.loaded.accounts.alice!;
@@ -96,7 +96,7 @@ test('30 requests of one key: at most 8 reach the meter at once, another key goe
   try {
     const flood = Array.from({ length: 30 }, () => fetch(`${base}${V1}/catalogue/1`, { headers: { 'x-api-key': alice } }));
     await waitUntil(() => hold.state.held === KEY_IN_FLIGHT, `${KEY_IN_FLIGHT} of the key's requests held at the meter`);
-    // While the flood's first 8 are stuck at the meter and 22 wait at the gate, another key is answered.
+    // While the flood's first KEY_IN_FLIGHT are stuck at the meter and the rest wait at the gate, another key is answered.
     const other = await fetch(`${base}${V1}/catalogue/1`, { headers: { 'x-api-key': bob } });
     assert.equal(other.status, 200);
     assert.equal(hold.state.held, KEY_IN_FLIGHT, 'the rest of the flood still waits its turn');
@@ -158,30 +158,31 @@ test('a request behind a line that does not move answers 503 at its deadline (no
   assert.equal(await used(alice), before + served, 'the late request was not counted');
 });
 
-test('a long line that moves is not an outage: 40 requests of one key, each admission 300 ms, are all served though the last waits past the deadline', async () => {
+test('a long line that moves is not an outage: five turns of requests of one key, each admission 300 ms, are all served though the last waits past the deadline', async () => {
   const alice = ctx.loaded.keys.alice!;
   const before = await used(alice);
   const slow = slowAdmissions(ctx.meter, ctx.loaded.accounts.alice!, 300);
+  const LINE = 5 * KEY_IN_FLIGHT;
   const started = Date.now();
   let statuses: number[];
   try {
     statuses = await Promise.all(
-      Array.from({ length: 40 }, async () => (await fetch(`${base}${V1}/catalogue/1`, { headers: { 'x-api-key': alice } })).status),
+      Array.from({ length: LINE }, async () => (await fetch(`${base}${V1}/catalogue/1`, { headers: { 'x-api-key': alice } })).status),
     );
   } finally {
     slow.restore();
   }
-  // Five turns of 8 at 300 ms each: the last turn begins past the 1.2 s a request has at the stores.
+  // Five turns of KEY_IN_FLIGHT at 300 ms each: the last turn begins past the 1.2 s a request has at the stores.
   assert.ok(Date.now() - started > REQUEST_DEADLINE_MS, `the line took longer than one deadline (${Date.now() - started} ms)`);
-  assert.deepEqual(statuses, new Array(40).fill(200));
-  assert.equal(await used(alice), before + 40, 'every request counted once');
+  assert.deepEqual(statuses, new Array(LINE).fill(200));
+  assert.equal(await used(alice), before + LINE, 'every request counted once');
 });
 
 test('a slow store is not an outage: one admission slower than the deadline refuses that request alone, the 59 behind it are served', async () => {
   const alice = ctx.loaded.keys.alice!;
   const before = await used(alice);
   // The store answers every admission in 300 ms, the first one only after the request's deadline (a slow
-  // machine): when the first is refused, the line (60 requests, 7 places turning every 300 ms) still waits.
+  // machine): when the first is refused, the line (60 requests, the other places turning every 300 ms) still waits.
   const late = lateFirstAdmission(ctx.meter, ctx.loaded.accounts.alice!, REQUEST_DEADLINE_MS + 400, 300);
   let answers: string[];
   try {
