@@ -2,10 +2,11 @@
  * Private Redis and PostgreSQL servers that a test starts and stops itself, on spare ports, so that
  * outages can be tested without touching the machine's shared servers.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { freePort, waitFor } from './server-process.js';
 
 export interface PrivateRedis {
@@ -32,6 +33,14 @@ export interface PrivateRedisOptions {
   appendfsyncAlways?: boolean;
 }
 
+const run = promisify(execFile);
+
+/** `redis-cli -p <port> <args>`: its output; rejects when it cannot connect. */
+export async function redisCli(port: number, ...args: string[]): Promise<string> {
+  const { stdout } = await run('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' });
+  return stdout;
+}
+
 export async function startPrivateRedis(options: PrivateRedisOptions = {}): Promise<PrivateRedis> {
   const port = await freePort();
   // Only a persistent Redis writes anything: its own directory, removed by destroy().
@@ -46,15 +55,8 @@ export async function startPrivateRedis(options: PrivateRedisOptions = {}): Prom
         stdio: 'ignore',
       });
       child = starting;
-      await waitFor(async () => {
-        if (starting.exitCode !== null) return true;
-        try {
-          // PONG, not the LOADING error a Redis still reading its file answers (and may yet refuse it).
-          return execFileSync('redis-cli', ['-p', String(port), 'ping'], { stdio: 'pipe' }).toString().trim() === 'PONG';
-        } catch {
-          return false;
-        }
-      }, `redis on ${port}`);
+      // PONG, not the LOADING error a Redis still reading its file answers (and may yet refuse it).
+      await waitFor(async () => starting.exitCode !== null || (await redisCli(port, 'ping')).trim() === 'PONG', `redis on ${port}`);
       if (starting.exitCode === null) return;
       // Refused to load a torn append-only file (a SIGKILL mid-write): repaired as an operator would.
       if (dir === null || attempt > 0) throw new Error(`redis on ${port} exited at start (${starting.exitCode})`);

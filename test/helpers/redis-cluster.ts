@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { redisCli } from './private-services.js';
 import { freePort, waitFor } from './server-process.js';
 
 const run = promisify(execFile);
@@ -36,11 +37,6 @@ export interface PrivateRedisCluster {
   kill(port: number): Promise<void>;
   /** Stops every node (SIGKILL, after SIGCONT) and removes the temporary directory. */
   stop(): Promise<void>;
-}
-
-async function cli(port: number, ...args: string[]): Promise<string> {
-  const { stdout } = await run('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' });
-  return stdout;
 }
 
 export async function startRedisCluster(masters = 3): Promise<PrivateRedisCluster> {
@@ -83,16 +79,16 @@ export async function startRedisCluster(masters = 3): Promise<PrivateRedisCluste
       );
       children.set(port, child);
     }
-    for (const port of ports) await waitFor(async () => (await cli(port, 'ping')).trim() === 'PONG', `redis cluster node on ${port}`);
+    for (const port of ports) await waitFor(async () => (await redisCli(port, 'ping')).trim() === 'PONG', `redis cluster node on ${port}`);
     await run('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], {
       encoding: 'utf8',
     });
     for (const port of ports) {
-      await waitFor(async () => (await cli(port, 'cluster', 'info')).includes('cluster_state:ok'), `cluster_state:ok on ${port}`);
+      await waitFor(async () => (await redisCli(port, 'cluster', 'info')).includes('cluster_state:ok'), `cluster_state:ok on ${port}`);
     }
     const nodes: ClusterNode[] = ports.map((port) => ({ port, url: `redis://127.0.0.1:${port}`, slots: [] }));
     // CLUSTER NODES, one line per node: id, ip:port@bus-port, flags, master, ping, pong, epoch, link, slots...
-    for (const line of (await cli(ports[0] ?? 0, 'cluster', 'nodes')).trim().split('\n')) {
+    for (const line of (await redisCli(ports[0] ?? 0, 'cluster', 'nodes')).trim().split('\n')) {
       const fields = line.split(' ');
       const port = Number(/:(\d+)@/.exec(fields[1] ?? '')?.[1]);
       const node = nodes.find((n) => n.port === port);
@@ -110,7 +106,7 @@ export async function startRedisCluster(masters = 3): Promise<PrivateRedisCluste
       urls: nodes.map((n) => n.url),
       nodes,
       async nodeOf(key) {
-        const slot = Number((await cli(ports[0] ?? 0, 'cluster', 'keyslot', key)).trim());
+        const slot = Number((await redisCli(ports[0] ?? 0, 'cluster', 'keyslot', key)).trim());
         const node = nodes.find((n) => n.slots.some(([first, last]) => slot >= first && slot <= last));
         if (node === undefined) throw new Error(`no master serves slot ${slot}`);
         return node;
@@ -118,7 +114,7 @@ export async function startRedisCluster(masters = 3): Promise<PrivateRedisCluste
       async scriptsRun() {
         const out = new Map<number, number>();
         for (const { port } of nodes) {
-          const stats = await cli(port, 'info', 'commandstats');
+          const stats = await redisCli(port, 'info', 'commandstats');
           const calls = [...stats.matchAll(/^cmdstat_(?:eval|evalsha):calls=(\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
           out.set(port, calls);
         }

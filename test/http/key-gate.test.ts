@@ -87,7 +87,7 @@ const waitUntil = async (check: () => boolean, what: string): Promise<void> => {
   assert.ok(check(), what);
 };
 
-test('30 requests of one key: at most KEY_IN_FLIGHT (16) reach the meter at once, another key goes straight through, all 30 are served', async () => {
+test(`30 requests of one key: at most ${KEY_IN_FLIGHT} reach the meter at once, another key goes straight through, all 30 are served`, async () => {
   const alice = ctx.loaded.keys.alice!;
   const bob = ctx.loaded.keys.bob!;
   const aliceAccount = ctx.loaded.accounts.alice!;
