@@ -14,7 +14,7 @@ import { createUsageStats } from './usage-stats/create-usage-stats.js';
 import type { UsageStats } from './usage-stats/usage-stats.js';
 import { migrateToLatest, openStore, warmPool, type Store } from './store/database.js';
 import { sql } from 'kysely';
-import { capYoungGeneration, limitHeapGrowth } from './observability/heap-growth.js';
+import { capYoungGeneration, keepAllocationsYoung, limitHeapGrowth } from './observability/heap-growth.js';
 import { serverLogDestination } from './observability/log-destination.js';
 import { Metrics } from './observability/metrics.js';
 import { registerCheckpointMetrics } from './observability/sqlite-checkpoint-metrics.js';
@@ -57,10 +57,11 @@ export async function startServer(
   config: Readonly<Config>,
   options: { store?: Store; ops?: boolean } = {},
 ): Promise<RunningServer> {
-  // Before the load: the heap then stays near what is live, the young generation within Node 20's size
-  // (observability/heap-growth.ts).
+  // Before the load: the heap then stays near what is live, the young generation within Node 20's size, and a
+  // request's objects in it (observability/heap-growth.ts).
   limitHeapGrowth();
   capYoungGeneration();
+  keepAllocationsYoung();
   const store = options.store ?? openStore(config.database);
   await migrateToLatest(store);
   await warmPool(store);
