@@ -213,14 +213,19 @@ export function parseWorkers(source: string, raw: string | undefined, cores: num
 }
 
 /**
- * STATS_THREAD: `on`, `off`, or `auto` (the default). Into Redis or SQLite, `auto` is on when the machine has 2
- * cores for each server process: one for its requests, one its thread shares with the stores and the rest
- * (docs/performance.md has what it gains). Into PostgreSQL the thread adds a connection beside the meter's
- * pool and its gain on 2 cores was never measured: at least 4 cores and 2 a process there. Several servers on
- * one machine (tests, a bench's "two servers") must say `off`: each counts only its own `--workers`.
+ * STATS_THREAD: `on`, `off`, or `auto` (the default). Into Redis, `auto` is on when the machine has 2 cores for
+ * each server process: one for its requests, one its thread shares with Redis and the rest (docs/performance.md
+ * has what it gains). Into SQLite `auto` is off: in turns on 2 cores the thread gained nothing with one key and
+ * 7-8% over 2,000 and 10,000 accounts, for 70-115 MB more RSS under load, which took a server over its 300 MB
+ * (docs/operations.md, "Memory"). Into PostgreSQL the thread adds a connection beside the meter's pool and its
+ * gain on 2 cores was never measured: at least 4 cores and 2 a process there. Several servers on one machine
+ * (tests, a bench's "two servers") must say `off`: each counts only its own `--workers`.
  */
 export function parseStatsThread(raw: string | undefined, cores: number, workers: number, statsInto: 'redis' | 'sqlite' | 'postgres'): boolean {
-  if (raw === undefined || raw === '' || raw === 'auto') return statsInto === 'postgres' ? cores >= Math.max(4, 2 * workers) : cores >= 2 * workers;
+  if (raw === undefined || raw === '' || raw === 'auto') {
+    if (statsInto === 'sqlite') return false;
+    return statsInto === 'postgres' ? cores >= Math.max(4, 2 * workers) : cores >= 2 * workers;
+  }
   if (raw === 'on') return true;
   if (raw === 'off') return false;
   throw new ConfigError('STATS_THREAD', `expected "on", "off" or "auto", got ${JSON.stringify(raw)}`);

@@ -142,7 +142,7 @@ describe('statistics written from their own thread', () => {
 });
 
 describe('STATS_THREAD', () => {
-  it('auto: into Redis or SQLite on with 2 cores per server process, into PostgreSQL with at least 4 and 2 a process; on and off as said; anything else refused', () => {
+  it('auto: into Redis on with 2 cores per server process, into SQLite off, into PostgreSQL with at least 4 and 2 a process; on and off as said; anything else refused', () => {
     assert.equal(parseStatsThread(undefined, 2, 1, 'redis'), true, 'into Redis, one process on 2 cores');
     assert.equal(parseStatsThread('auto', 2, 2, 'redis'), false, 'two workers on 2 cores: no core to share');
     assert.equal(parseStatsThread('auto', 3, 2, 'redis'), false);
@@ -151,9 +151,9 @@ describe('STATS_THREAD', () => {
     assert.equal(parseStatsThread('auto', 4, 1, 'postgres'), true);
     assert.equal(parseStatsThread('auto', 4, 3, 'postgres'), false, 'three processes on four cores');
     assert.equal(parseStatsThread('auto', 16, 8, 'postgres'), true);
-    assert.equal(parseStatsThread(undefined, 2, 1, 'sqlite'), true, 'into SQLite, one process on 2 cores');
-    assert.equal(parseStatsThread('auto', 2, 2, 'sqlite'), false, 'into SQLite, two workers on 2 cores');
-    assert.equal(parseStatsThread('auto', 1, 1, 'sqlite'), false, 'into SQLite, one core');
+    assert.equal(parseStatsThread(undefined, 2, 1, 'sqlite'), false, 'into SQLite: off, for memory');
+    assert.equal(parseStatsThread('auto', 16, 1, 'sqlite'), false, 'into SQLite, however many cores');
+    assert.equal(parseStatsThread('on', 2, 1, 'sqlite'), true, 'into SQLite when asked for');
     assert.equal(parseStatsThread('on', 1, 1, 'postgres'), true);
     assert.equal(parseStatsThread('off', 64, 1, 'redis'), false);
     assert.throws(() => parseStatsThread('yes', 8, 1, 'redis'), /^ConfigError: STATS_THREAD: expected "on", "off" or "auto", got "yes"$/);
