@@ -146,19 +146,16 @@ export class ChunkSweeps {
   /** When the last slice of the sweep of every chunk was taken. */
   private fullSliceAt = -Infinity;
 
-  constructor(
-    private readonly ages: readonly number[] = SWEEP_AGES_MS,
-    private readonly fullEveryMs = FULL_SWEEP_EVERY_MS,
-  ) {}
+  constructor(private readonly ages: readonly number[] = SWEEP_AGES_MS) {}
 
-  /** A sweep of every chunk, a slice per write from the first; started again if one is under way. */
+  /** A sweep of every chunk, a slice a write at most every FULL_SWEEP_EVERY_MS from the first; started again if one is under way. */
   sweepAll(): void {
     this.fullAfter = 0;
   }
 
   plan(now: number): SweepPlan {
     const due = this.writes.filter((w) => now - w.at >= (this.ages[w.tests] ?? Infinity));
-    const fullDue = this.fullAfter !== null && now - this.fullSliceAt >= this.fullEveryMs;
+    const fullDue = this.fullAfter !== null && now - this.fullSliceAt >= FULL_SWEEP_EVERY_MS;
     return {
       ranges: due.map((w) => [w.from, w.to] as const),
       fullAfter: fullDue ? this.fullAfter : null,
