@@ -19,6 +19,11 @@ import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 
 export const HEAP_GROWING_PERCENT = 50;
 
+/** Whether node was started with a flag `name` matches (on its command line or in NODE_OPTIONS), `_` read as `-`. */
+function givenToNode(name: RegExp, execArgv: ReadonlyArray<string>, nodeOptions: string): boolean {
+  return [...execArgv, ...nodeOptions.split(/\s+/)].some((arg) => name.test(arg.replace(/_/g, '-')));
+}
+
 const FLAG = '--heap-growing-percent';
 
 /** Sets V8's heap growing factor to 1 + HEAP_GROWING_PERCENT / 100, unless the process was started with one. */
@@ -26,8 +31,7 @@ export function limitHeapGrowth(
   execArgv: ReadonlyArray<string> = process.execArgv,
   nodeOptions: string = process.env.NODE_OPTIONS ?? '',
 ): boolean {
-  const given = [...execArgv, ...nodeOptions.split(/\s+/)].some((arg) => arg.replace(/_/g, '-').startsWith(FLAG));
-  if (given) return false;
+  if (givenToNode(/^--heap-growing-percent/, execArgv, nodeOptions)) return false;
   setFlagsFromString(`${FLAG}=${HEAP_GROWING_PERCENT}`);
   return true;
 }
@@ -51,8 +55,7 @@ export function capYoungGeneration(
   execArgv: ReadonlyArray<string> = process.execArgv,
   nodeOptions: string = process.env.NODE_OPTIONS ?? '',
 ): (() => void) | null {
-  const given = [...execArgv, ...nodeOptions.split(/\s+/)].some((arg) => /^--(max|min)[-_]semi[-_]space[-_]size/.test(arg));
-  if (given) return null;
+  if (givenToNode(/^--(max|min)-semi-space-size/, execArgv, nodeOptions)) return null;
   const cap = YOUNG_GENERATION_CAP_MB * 1024 * 1024;
   let growing = true;
   const check = () => {
@@ -69,8 +72,6 @@ export function capYoungGeneration(
   return () => observer.disconnect();
 }
 
-const PRETENURING_FLAG = /^--(no-)?allocation[-_]site[-_]pretenuring/;
-
 /**
  * Turns off V8's allocation-site pretenuring: objects are always made in the young generation. V8 decides to
  * make a site's objects directly in the old generation when, at a collection of a full young generation,
@@ -83,7 +84,7 @@ export function keepAllocationsYoung(
   execArgv: ReadonlyArray<string> = process.execArgv,
   nodeOptions: string = process.env.NODE_OPTIONS ?? '',
 ): boolean {
-  if ([...execArgv, ...nodeOptions.split(/\s+/)].some((arg) => PRETENURING_FLAG.test(arg))) return false;
+  if (givenToNode(/^--(no-)?allocation-site-pretenuring/, execArgv, nodeOptions)) return false;
   setFlagsFromString('--no-allocation-site-pretenuring');
   return true;
 }
