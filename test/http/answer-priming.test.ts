@@ -310,6 +310,29 @@ describe('priming one cache', () => {
     assert.ok(bytes.size >= 8 && bytes.size <= 9, `kept ${bytes.size}`);
   });
 
+  it("keeps a small hot set of a catalogue too large to prime on SQLite, and the whole bound on PostgreSQL", async () => {
+    // Each answer counts about 240 of the bound: three fit in 750.
+    const limits = { entries: 4, bytes: 1 << 20, unprimedKeptBytes: 750 };
+    const sqlite = fakePages(ids(10));
+    const small = new ItemAnswers(sqlite.read, limits, false, itemPriming('items', sqlite.pages, 'sqlite', logOf().log));
+    await small.answer(1, 1, serialize, reply);
+    assert.equal(await small.priming, 'too-large');
+    for (const id of ids(10)) for (let ask = 0; ask < 2; ask++) await small.answer(1, id, serialize, reply);
+    assert.equal(small.size, 3, 'within 750 of the bound, not its 4 entries');
+    // The most recently kept stay: 8, 9 and 10 come from memory, 1 is read again.
+    for (const id of [8, 9, 10]) await small.answer(1, id, () => assert.fail(`id ${id} read from the store`), reply);
+    let reads = 0;
+    await small.answer(1, 1, (row) => (reads++, serialize(row)), reply);
+    assert.equal(reads, 1);
+
+    const postgres = fakePages(ids(10));
+    const whole = new ItemAnswers(postgres.read, limits, true, itemPriming('items', postgres.pages, 'postgres', logOf().log));
+    await whole.answer(1, 1, serialize, reply);
+    assert.equal(await whole.priming, 'too-large');
+    for (const id of ids(10)) await whole.answer(1, id, serialize, reply);
+    assert.equal(whole.size, 4, 'PostgreSQL keeps up to its bound of entries');
+  });
+
   it('stops when a newer version starts, keeps nothing of the old one under it, runs one prime at a time, and replaces nothing held', async () => {
     const { rows, state, pages, read } = fakePages(ids(30));
     const answers = new ItemAnswers(read, { entries: 100, bytes: 1 << 20 }, true, { ...itemPriming('items', pages, 'postgres', logOf().log), pageRows: 10 });

@@ -31,6 +31,8 @@ export interface VersionedAnswersOptions<K extends string | number, V extends ob
 
 export class VersionedAnswers<K extends string | number, V extends object> {
   #version = -1;
+  /** The generation's bound on what requests keep, when lower than the cache's own (limitKeptSize). */
+  #keptSizeLimit = Number.POSITIVE_INFINITY;
   readonly #entries: LRUCache<K, V>;
   readonly #pending = new Map<K, Promise<V>>();
 
@@ -48,6 +50,7 @@ export class VersionedAnswers<K extends string | number, V extends object> {
       this.#entries.clear();
       this.#pending.clear();
       this.options.keepRule?.clear();
+      this.#keptSizeLimit = Number.POSITIVE_INFINITY;
       this.#version = version;
     }
     if (!this.options.shareComputations) {
@@ -72,6 +75,17 @@ export class VersionedAnswers<K extends string | number, V extends object> {
     if (this.#version !== version) return;
     if (this.options.keepRule !== undefined && !this.options.keepRule.keeps(key)) return;
     this.#entries.set(key, answer);
+    // The answer just kept is the most recently used: the least recently used go first.
+    while (this.#entries.calculatedSize > this.#keptSizeLimit && this.#entries.size > 1) this.#entries.pop();
+  }
+
+  /**
+   * From now until the generation of `version` ends, what requests keep stays within `size` (as the
+   * bound's sizeCalculation counts it), the least recently used going first; answers a prime keeps
+   * (keepUnlessHeld) are not limited. Does nothing once that generation has ended.
+   */
+  limitKeptSize(version: number, size: number): void {
+    if (this.#version === version) this.#keptSizeLimit = size;
   }
 
   /** The data version of the generation held; -1 before the first. */
