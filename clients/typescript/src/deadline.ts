@@ -57,6 +57,7 @@ export class Deadline {
 
 const byRequest = new WeakMap<Request, Deadline>();
 const byResponse = new WeakMap<Response, Deadline>();
+const signalChains = new WeakMap<Request, readonly [Request, AbortSignal]>();
 
 /** The deadline of the call that sent this request (the request as the middleware after this one see it). */
 export function requestDeadline(request: Request): Deadline | undefined {
@@ -86,8 +87,14 @@ export function deadlineMiddleware(options: { timeoutSeconds: number; baseUrl: s
   return {
     onRequest({ request }) {
       const deadline = new Deadline(redact(request.url), timeoutSeconds);
-      const bounded = new Request(request, { signal: AbortSignal.any([request.signal, deadline.signal]) });
+      const either = AbortSignal.any([request.signal, deadline.signal]);
+      const bounded = new Request(request, { signal: either });
       byRequest.set(bounded, deadline);
+      // The caller's abort reaches `bounded.signal` through links the runtime holds only weakly (a Request
+      // follows its init's signal by a WeakRef to its own controller, which the Request holds; AbortSignal.any
+      // holds its sources weakly): once openapi-fetch drops `request`, a garbage collection cut the chain and
+      // an abort during a call or its wait before a retry went unheard. Held here for as long as `bounded`.
+      signalChains.set(bounded, [request, either]);
       return bounded;
     },
     onResponse({ request, response }) {

@@ -7,6 +7,8 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { inspect } from 'node:util';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { after, before, describe, test } from 'node:test';
 import {
   createShelfClient,
@@ -129,6 +131,36 @@ describe('the client against a misbehaving server', () => {
     })());
     assert.ok(badCsv instanceof Error);
     assertNoKey(echoed, events[0], notJson, badCsv);
+  });
+
+  test("the caller's abort is heard after a garbage collection during the call", async () => {
+    // A collection while the answer is awaited once cut the chain from the caller's signal to the request's
+    // (the runtime holds its links weakly): the abort went unheard and every retry was made.
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const unavailable = async () => {
+      gc();
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      gc();
+      return new Response(JSON.stringify({ error: 'service_unavailable', message: 'Try again.', requestId: 'r1' }), {
+        status: 503,
+        headers: { 'content-type': 'application/json', 'retry-after': '1' },
+      });
+    };
+    const controller = new AbortController();
+    const events: RetryEvent[] = [];
+    const aborting = createShelfClient({
+      baseUrl: 'http://127.0.0.1:9',
+      apiKey: KEY,
+      maxRetries: 3,
+      fetch: unavailable,
+      onRetry: (event) => {
+        events.push(event);
+        controller.abort();
+      },
+    });
+    await assert.rejects(aborting.get('/catalogue/{id}', { path: { id: 1 }, signal: controller.signal }), { name: 'AbortError' });
+    assert.equal(events.length, 1, 'no retry after the abort');
   });
 
   test("a refused connection is the client's own error, saying where", async () => {
