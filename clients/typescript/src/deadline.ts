@@ -127,7 +127,7 @@ export function scrubbed(error: unknown, redact: Redact): unknown {
  * Node 20, after earlier calls on the same origin timed out, an export's body went on yielding a byte a
  * second past its deadline, then ended as if complete.
  */
-function readBefore<T>(reader: ReadableStreamDefaultReader<T>, signal: AbortSignal): Promise<ReadableStreamReadResult<T>> {
+function readBefore<T>(reader: ReadableStreamDefaultReader<T>, signal: AbortSignal): ReturnType<ReadableStreamDefaultReader<T>['read']> {
   if (signal.aborted) return Promise.reject(signal.reason as Error);
   return new Promise((resolve, reject) => {
     const onAbort = (): void => reject(signal.reason as Error);
