@@ -46,9 +46,11 @@ export type FromStatsThread = { done: number; error: string | null } | { ready: 
  * the write, outlived two young collections and were promoted, and the old generation filled with them.
  * At 32 MB, 5 and 0.5 a second: the item GET's server CPU fell 140 -> 126 µs a request and V8's helper
  * threads (which mark concurrently, on the same 2 cores as the request thread) were freed; peak RSS at 200
- * connections 301 -> 329 MB. 64 MB gave the same CPU for 67 MB (docs/performance.md, 2026-11-28).
+ * connections 301 -> 329 MB. 64 MB gave the same CPU for 67 MB. At 24 MB, PostgreSQL + Redis over 10,000
+ * accounts peaked at 273-275 MB against 320-324 at 32, item GETs as fast in turns (ratios 0.23 / 0.22 / 0.19
+ * against 0.17 / 0.23 / 0.18): with the thread the server stays under the 300 MB check (docs/performance.md).
  */
-const THREAD_YOUNG_GENERATION_MB = 32;
+const THREAD_YOUNG_GENERATION_MB = 24;
 
 /**
  * The thread's module: the built .js; or, when the server itself runs from source (tsx: the tests, the

@@ -310,7 +310,7 @@ describe('priming one cache', () => {
     assert.ok(bytes.size >= 8 && bytes.size <= 9, `kept ${bytes.size}`);
   });
 
-  it("keeps a small hot set of a catalogue too large to prime on SQLite, and the whole bound on PostgreSQL", async () => {
+  it('keeps a small hot set of a catalogue too large to prime, and the whole of one that fits', async () => {
     // Each answer counts about 240 of the bound: three fit in 750.
     const limits = { entries: 4, bytes: 1 << 20, unprimedKeptBytes: 750 };
     const sqlite = fakePages(ids(10));
@@ -325,12 +325,22 @@ describe('priming one cache', () => {
     await small.answer(1, 1, (row) => (reads++, serialize(row)), reply);
     assert.equal(reads, 1);
 
+    // PostgreSQL keeps an answer from its first request, within the same bound.
     const postgres = fakePages(ids(10));
-    const whole = new ItemAnswers(postgres.read, limits, true, itemPriming('items', postgres.pages, 'postgres', logOf().log));
-    await whole.answer(1, 1, serialize, reply);
-    assert.equal(await whole.priming, 'too-large');
-    for (const id of ids(10)) await whole.answer(1, id, serialize, reply);
-    assert.equal(whole.size, 4, 'PostgreSQL keeps up to its bound of entries');
+    const first = new ItemAnswers(postgres.read, limits, true, itemPriming('items', postgres.pages, 'postgres', logOf().log));
+    await first.answer(1, 1, serialize, reply);
+    assert.equal(await first.priming, 'too-large');
+    for (const id of ids(10)) await first.answer(1, id, serialize, reply);
+    assert.equal(first.size, 3);
+    await first.answer(1, 10, () => assert.fail('id 10 read from the store'), reply);
+
+    // A catalogue that fits is primed whole, past the hot set's bound.
+    const fits = fakePages(ids(4));
+    const primed = new ItemAnswers(fits.read, limits, false, itemPriming('items', fits.pages, 'sqlite', logOf().log));
+    await primed.answer(1, 1, serialize, reply);
+    assert.equal(await primed.priming, 'primed');
+    for (const id of ids(4)) await primed.answer(1, id, serialize, reply);
+    assert.equal(primed.size, 4);
   });
 
   it('stops when a newer version starts, keeps nothing of the old one under it, runs one prime at a time, and replaces nothing held', async () => {

@@ -28,7 +28,7 @@ export interface ItemAnswer {
 export interface ItemAnswerLimits {
   entries: number;
   bytes: number;
-  /** What requests keep of an unprimed catalogue on SQLite (UNPRIMED_KEPT_BYTES unless given). */
+  /** What requests keep of a catalogue too large to prime (UNPRIMED_KEPT_BYTES unless given). */
   unprimedKeptBytes?: number;
 }
 
@@ -48,11 +48,11 @@ export const ITEM_ANSWER_ENTRIES = 50_000;
 export const ITEM_ANSWER_BYTES = 16 * 1024 * 1024;
 
 /**
- * On SQLite, of a catalogue too large to prime, what requests keep stays within this (about 5,000 demo
- * answers: a hot set). Uniform reads over a million ids hit a 16 MB cache about 2% of the time, saving
- * less than a microsecond a request, while its answers, each promoted to the old generation and pushed
- * out again, held 25-35 MB more of the server's memory (bench/memory.ts: 296-315 MB against 280-282 with
- * 2 MB, over the 300 MB that server must stay under).
+ * Of a catalogue too large to prime, what requests keep stays within this (about 5,000 demo answers: a hot
+ * set). Uniform reads over a million ids hit a 16 MB cache about 2% of the time, while its answers, each
+ * promoted to the old generation and pushed out again, held 15-35 MB more of the server's memory, over the
+ * 300 MB a server must stay under (bench/memory.ts at 1M items: SQLite 296-315 MB against 274-285 with this
+ * bound; PostgreSQL + Redis 312-317 against 284-287, a round trip more for about 1.5% of the requests).
  */
 export const UNPRIMED_KEPT_BYTES = 4 * 1024 * 1024;
 
@@ -79,7 +79,6 @@ export class ItemAnswers<Row> {
   readonly #answers: VersionedAnswers<number, Held>;
   readonly #limits: ItemAnswerLimits;
   readonly #priming: ItemPriming<Row> | undefined;
-  readonly #keepFromFirstRequest: boolean;
   /** The running or last prime; each waits for the one before it, so that one runs at a time. */
   #prime: Promise<PrimeOutcome> | null = null;
   #closed = false;
@@ -94,7 +93,6 @@ export class ItemAnswers<Row> {
   ) {
     this.#limits = limits;
     this.#priming = priming;
-    this.#keepFromFirstRequest = keepFromFirstRequest;
     this.#answers = new VersionedAnswers<number, Held>({
       bound: {
         max: limits.entries,
@@ -145,8 +143,7 @@ export class ItemAnswers<Row> {
           keepUnlessHeld: (v, id, held) => this.#answers.keepUnlessHeld(v, id, held),
         },
       });
-      // PostgreSQL keeps its full bound: there every answer kept saves a round trip.
-      if (outcome === 'too-large' && !this.#keepFromFirstRequest) {
+      if (outcome === 'too-large') {
         this.#answers.limitKeptSize(version, this.#limits.unprimedKeptBytes ?? UNPRIMED_KEPT_BYTES);
       }
       return outcome;
