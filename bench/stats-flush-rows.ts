@@ -14,7 +14,8 @@
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openSqliteConnection } from '../src/store/database.js';
+import { openStore } from '../src/store/database.js';
+import { prepareRowStatements } from '../src/usage-stats/database-usage-stats-statements.js';
 import { ROOT } from './bench-support.js';
 
 const STORE_FILE = process.env.STORE_FILE ?? join(ROOT, 'bench', '.data', 'bench-20000-10000.sqlite');
@@ -22,21 +23,17 @@ const KEYS = Number(process.env.KEYS ?? 2000);
 const TIMES = Number(process.env.TIMES ?? 10);
 const VARIANTS = ['as written', 'no day rows', 'no triggers'] as const;
 
-const BUCKET = `insert into key_usage_buckets (key_id, period, field, requests) values (?, ?, ?, ?)
-  on conflict (key_id, period, field) do update set requests = key_usage_buckets.requests + excluded.requests`;
-const OUTCOME = `insert into key_outcomes_daily (key_id, day, outcome, requests) values (?, ?, ?, ?)
-  on conflict (key_id, day, outcome) do update set requests = key_outcomes_daily.requests + excluded.requests`;
-
-function measure(file: string, variant: (typeof VARIANTS)[number]): number {
-  const conn = openSqliteConnection(file);
+async function measure(file: string, variant: (typeof VARIANTS)[number]): Promise<number> {
+  const store = openStore({ dialect: 'sqlite', path: file });
+  const conn = store.sqlite!;
   try {
     if (variant === 'no triggers') {
       const triggers = conn.prepare(`select name from sqlite_master where type = 'trigger' and sql like '%account_usage_days%'`).all() as Array<{ name: string }>;
       for (const { name } of triggers) conn.exec(`drop trigger "${name}"`);
     }
     const keys = (conn.prepare('select id from api_keys order by id limit ?').all(KEYS) as Array<{ id: number }>).map((r) => r.id);
-    const bucket = conn.prepare(BUCKET);
-    const outcome = conn.prepare(OUTCOME);
+    // The flush's own statements (database-usage-stats.ts), as it prepares them.
+    const { bucket, outcome } = prepareRowStatements(store.db, conn);
     const now = new Date().toISOString();
     const [hour, day] = [now.slice(0, 13), now.slice(0, 10)];
     const fields = ['e:/catalogue/{id}', 's:3', 's:4', 's:5'];
@@ -59,7 +56,7 @@ function measure(file: string, variant: (typeof VARIANTS)[number]): number {
     }
     return best;
   } finally {
-    conn.close();
+    await store.close();
   }
 }
 
@@ -71,7 +68,7 @@ try {
     copyFileSync(STORE_FILE, file);
     // A server may have left committed pages in the WAL.
     if (existsSync(`${STORE_FILE}-wal`)) copyFileSync(`${STORE_FILE}-wal`, `${file}-wal`);
-    console.log(`${variant}: ${measure(file, variant).toFixed(1)} µs a key`);
+    console.log(`${variant}: ${(await measure(file, variant)).toFixed(1)} µs a key`);
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });
