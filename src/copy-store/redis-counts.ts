@@ -218,7 +218,11 @@ async function copyStats(session: RedisSession, trx: Kysely<Database>, sinceDay:
     lastUse: lastUse.map((u) => ({ accountId: u.account_id, keyId: u.key_id, at: Date.parse(u.at), address: u.address })),
     rejections: [...rejections.values()],
     log: [...log.values()],
-    buckets: buckets.map((b) => ({ accountId: b.account_id, keyId: b.key_id, period: b.period, field: b.field, requests: Number(b.requests) })),
+    // The database's days hold the hours it purged; Redis's the hours too (usage-buckets.ts): each kept hour goes to both.
+    buckets: buckets.flatMap((b) => {
+      const row = { accountId: b.account_id, keyId: b.key_id, period: b.period, field: b.field, requests: Number(b.requests) };
+      return b.period.length === 13 && !b.field.startsWith('o:') ? [row, { ...row, period: b.period.slice(0, 10) }] : [row];
+    }),
   };
   const keys = new Set([...outcomes.map((o) => o.key_id), ...lastUse.map((u) => u.key_id), ...rejections.keys(), ...log.keys(), ...buckets.map((b) => b.key_id)]);
   if (keys.size === 0) return 0;

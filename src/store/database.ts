@@ -28,6 +28,7 @@ import { accountUsageDaysMigration } from './migrations/0015-account-usage-days.
 import { accountDaysTriggerCostMigration } from './migrations/0016-account-days-trigger-cost.js';
 import { requestLogChunksMigration } from './migrations/0017-request-log-chunks.js';
 import { truncateAccessMigration } from './migrations/0018-truncate-access.js';
+import { daysFromHoursMigration } from './migrations/0019-days-from-hours.js';
 import type { Database } from './schema.js';
 
 /** How long a writer waits for another process's lock before the store counts as unavailable (503). */
@@ -193,6 +194,7 @@ function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '0016-account-days-trigger-cost': accountDaysTriggerCostMigration(dialect),
     '0017-request-log-chunks': requestLogChunksMigration(dialect),
     '0018-truncate-access': truncateAccessMigration(dialect),
+    '0019-days-from-hours': daysFromHoursMigration(),
   };
 }
 

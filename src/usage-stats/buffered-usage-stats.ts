@@ -39,6 +39,10 @@ export abstract class BufferedUsageStats implements UsageStats {
   pace: StatsPace = { flushDelayMs: FLUSH_DELAY_MS, flushRecords: FLUSH_RECORDS };
 
   protected abstract write(batch: StatsBatch): Promise<void>;
+  /** Whether a flush writes each hour's counts to its day too, or the store makes its days from its hours (BucketCounts). */
+  protected writesDayBuckets(): boolean {
+    return true;
+  }
   /** A flush's request log lines (requestLogOf); bench/stats-overhead.ts --log measures the item GET without them. */
   protected requestLogOf(records: readonly RequestRecord[]): StatsBatch['log'] {
     return requestLogOf(records);
@@ -91,7 +95,7 @@ export abstract class BufferedUsageStats implements UsageStats {
    * yet (COUNTS_WRITE_MS). Written at every flush, the outcomes and rejections were a third of what the
    * statistics cost SQLite on a busy server: one upsert and a trim per key, several times a second.
    */
-  private pendingBuckets = new BucketCounts();
+  private pendingBuckets = new BucketCounts(this.writesDayBuckets());
   private pendingLastUse = new Map<number, LastUseRow>();
   private pendingOutcomes = new Map<number, Map<string, OutcomeRow>>();
   private pendingRejections = new Map<number, RejectionsOfKey>();

@@ -1,6 +1,7 @@
 /**
  * The purge of what is past its time in the database (database-usage-stats.ts): request log chunks past 7 days
- * and hour buckets past 2 days, a slice of each table a write, lowest key first.
+ * and hour buckets past 2 days, a slice of each table a write, lowest key first. A slice's hours are added to
+ * their days' rows in the same transaction (daysOfHours): a flush writes hours only (usage-buckets.ts).
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
@@ -46,7 +47,8 @@ export const chunkPurge = (db: Kysely<Database>, newest: number, fromKey: number
     .returning('key_id');
 
 /**
- * A purge's next slice of hour buckets past 2 days, as chunkPurge, by the table's primary key (key_id,
+ * A purge's next slice of hour buckets past 2 days, as chunkPurge, returning the rows deleted (daysOfHours
+ * adds them to their days), by the table's primary key (key_id,
  * period, field) on both dialects. `period || ''` keeps the period off the index: with statistics (ANALYZE)
  * SQLite otherwise chose a skip-scan of it (ANY(key_id) AND period<?), whose time did not follow `fromKey`
  * (a slice from key 900 of 10,000 keys of 156 rows each 22 ms, against 8 ms searching the index from
@@ -74,7 +76,35 @@ export const bucketPurge = (db: Kysely<Database>, newest: number, fromKey: numbe
           .$asTuple('key_id', 'period', 'field'),
       ),
     )
-    .returning('key_id');
+    .returning(['key_id', 'period', 'field', 'requests']);
+
+/** A row of key_usage_buckets as a purge returns it (PostgreSQL's bigint ids as strings). */
+export interface PurgedBucket {
+  key_id: number | string;
+  period: string;
+  field: string;
+  requests: number | string;
+}
+
+/**
+ * The day rows that purged hours add to: summed per key, day and field, `o:` apart (a day's outcomes are
+ * key_outcomes_daily's). Upserted in the purge's transaction, so an hour counts in its day exactly once:
+ * either its row is still there (and reads add it to the day) or its day's row holds it.
+ */
+export function daysOfHours(purged: readonly PurgedBucket[]): StatsBatch['buckets'] {
+  const days = new Map<string, StatsBatch['buckets'][number]>();
+  for (const r of purged) {
+    if (r.period.length !== 13 || r.field.startsWith('o:')) continue;
+    const keyId = Number(r.key_id);
+    const period = r.period.slice(0, 10);
+    const id = `${keyId}|${period}|${r.field}`;
+    const row = days.get(id);
+    // accountId is not written: the upsert takes the key, period and field (bucketsUpsert).
+    if (row === undefined) days.set(id, { accountId: 0, keyId, period, field: r.field, requests: Number(r.requests) });
+    else row.requests += Number(r.requests);
+  }
+  return [...days.values()];
+}
 
 /** Where a table's purge goes on after a slice that deleted rows of these keys: null when it took fewer than it could. */
 export function purgedTo(keys: ReadonlyArray<{ key_id: number | string }>, rows: number): number | null {

@@ -46,38 +46,65 @@ export async function readLastUse(db: Kysely<Database>, keyIds: readonly number[
   return new Map(rows.map((r) => [Number(r.key_id), { at: r.at, address: r.address }]));
 }
 
+/**
+ * The days' counts still in hour rows (usage-buckets.ts: a day is its row plus its hours not yet purged),
+ * `o:` apart, summed per day and field, for the hours of the days from `first` to `last`.
+ */
+function hoursOfDays(db: Kysely<Database>, first: string, last: string) {
+  const day = sql<string>`substr(b.period, 1, 10)`;
+  return db
+    .selectFrom('key_usage_buckets as b')
+    .select([day.as('day'), 'b.field', (eb) => eb.fn.sum<number | string>('b.requests').as('requests')])
+    .where('b.period', '>=', `${first}T00`)
+    .where('b.period', '<=', `${last}T23`)
+    .where(sql<number>`length(b.period)`, '=', 13)
+    .where('b.field', 'not like', 'o:%')
+    .groupBy([day, 'b.field']);
+}
+
+const firstOf = (days: readonly string[]) => days.reduce((a, b) => (a < b ? a : b));
+const lastOf = (days: readonly string[]) => days.reduce((a, b) => (a > b ? a : b));
+
 export async function readUsageBuckets(db: Kysely<Database>, keyIds: readonly number[], periods: readonly string[]): Promise<Map<string, Map<string, number>>> {
   const out = new Map<string, Map<string, number>>();
   if (keyIds.length === 0 || periods.length === 0) return out;
-  const rows = await db
-    .selectFrom('key_usage_buckets')
-    .select(['period', 'field', (eb) => eb.fn.sum<number | string>('requests').as('requests')])
-    .where('key_id', 'in', [...keyIds])
-    .where('period', 'in', [...periods])
-    .groupBy(['period', 'field'])
-    .execute();
-  for (const r of rows) {
-    const fields = out.get(r.period) ?? new Map<string, number>();
-    fields.set(r.field, Number(r.requests));
-    out.set(r.period, fields);
-  }
+  const days = periods.filter((p) => p.length === 10);
+  const [rows, hours] = await Promise.all([
+    db
+      .selectFrom('key_usage_buckets')
+      .select(['period', 'field', (eb) => eb.fn.sum<number | string>('requests').as('requests')])
+      .where('key_id', 'in', [...keyIds])
+      .where('period', 'in', [...periods])
+      .groupBy(['period', 'field'])
+      .execute(),
+    days.length === 0 ? [] : hoursOfDays(db, firstOf(days), lastOf(days)).where('b.key_id', 'in', [...keyIds]).execute(),
+  ]);
+  const wanted = new Set(days);
+  for (const r of rows) addField(out, r.period, r.field, Number(r.requests));
+  for (const r of hours) if (wanted.has(r.day)) addField(out, r.day, r.field, Number(r.requests));
   return out;
 }
 
 export async function readAccountDays(db: Kysely<Database>, accountId: number, hidden: readonly number[], days: readonly string[]): Promise<Map<string, Map<string, number>>> {
   const out = new Map<string, Map<string, number>>();
   if (days.length === 0) return out;
-  const first = days.reduce((a, b) => (a < b ? a : b));
-  const last = days.reduce((a, b) => (a > b ? a : b));
+  const first = firstOf(days);
+  const last = lastOf(days);
   // Migration 0015's totals hold every key of the account, through its triggers; the hidden keys' rows
-  // (few: keys that ended over 90 days ago and are still tried) are taken away.
-  const [totals, hiddenBuckets, hiddenOutcomes] = await Promise.all([
+  // (few: keys that ended over 90 days ago and are still tried) are taken away. The hours not yet purged
+  // are added (those of the keys shown): the totals hold the days' rows only.
+  const [totals, hours, hiddenBuckets, hiddenOutcomes] = await Promise.all([
     db
       .selectFrom('account_usage_days')
       .select(['day', 'field', 'requests'])
       .where('account_id', '=', accountId)
       .where('day', '>=', first)
       .where('day', '<=', last)
+      .execute(),
+    hoursOfDays(db, first, last)
+      .innerJoin('api_keys as k', 'k.id', 'b.key_id')
+      .where('k.account_id', '=', accountId)
+      .$if(hidden.length > 0, (q) => q.where('b.key_id', 'not in', [...hidden]))
       .execute(),
     hidden.length === 0
       ? []
@@ -98,7 +125,7 @@ export async function readAccountDays(db: Kysely<Database>, accountId: number, h
           .execute(),
   ]);
   const wanted = new Set(days);
-  for (const r of totals) if (wanted.has(r.day)) addField(out, r.day, r.field, Number(r.requests));
+  for (const r of [...totals, ...hours]) if (wanted.has(r.day)) addField(out, r.day, r.field, Number(r.requests));
   for (const r of [...hiddenBuckets, ...hiddenOutcomes]) if (wanted.has(r.day)) addField(out, r.day, r.field, Number(r.requests), -1);
   return out;
 }

@@ -1,10 +1,10 @@
 /**
  * Per-key statistics in the database (SQLite or PostgreSQL), written with the same Kysely statements on
- * both: per flush, upserts of the day counts, of the last uses and of the usage buckets, one insert of the
+ * both: per flush, upserts of the day counts, of the last uses and of the hours' usage buckets, one insert of the
  * rejections and one delete keeping the newest 20 per key, the request log's lines as one row per key
  * (request-log-chunks.ts) and the sweeps of older rows that are due (ChunkSweeps), in one transaction. Every
  * 10 minutes or so (and at a process's first write) a purge drops request log lines past 7 days and hour
- * buckets past 2 days (of keys no longer used), PURGE_ROWS_PER_WRITE rows of each table a write until a
+ * buckets past 2 days, adding those to their days' rows, PURGE_ROWS_PER_WRITE rows of each table a write until a
  * write finds fewer, and then starts a sweep of every chunk. On SQLite the upserts run row by row through
  * statements prepared once (cheaper than building and preparing a statement of hundreds of rows per flush).
  *
@@ -23,7 +23,7 @@ import type { Database } from '../store/schema.js';
 import { chunkOf, ChunkSweeps, FULL_SWEEP_SLICE, fullSweepSliceEnd, newestLines, readChunks, sweepChunks, type ChunkRow, type SweepPlan } from './request-log-chunks.js';
 import { withBusyTimeout } from '../metering/sqlite-busy-timeout.js';
 import { BufferedUsageStats } from './buffered-usage-stats.js';
-import { bucketPurge, chunkPurge, FIRST_KEY, newestOf, PURGE_EVERY_MS, PURGE_ROWS_PER_WRITE, purgedTo, type Purge } from './database-usage-stats-purge.js';
+import { bucketPurge, chunkPurge, daysOfHours, FIRST_KEY, newestOf, PURGE_EVERY_MS, PURGE_ROWS_PER_WRITE, purgedTo, type Purge, type PurgedBucket } from './database-usage-stats-purge.js';
 import { bucketsUpsert, chunks, lastUseUpsert, outcomesUpsert, prepareRowStatements, rejectionStatements, type RowStatements } from './database-usage-stats-statements.js';
 import { readAccountDays, readKeyOutcomes, readKeysOutcomes, readLastUse, readRecentRejections, readUsageBuckets } from './database-usage-stats-reads.js';
 import { REJECTIONS_KEPT, REQUEST_LOG_KEPT, type DayOutcomes, type LastUse, type Rejection, type RequestLogEntry, type StatsBatch } from './usage-stats.js';
@@ -54,6 +54,11 @@ export class DatabaseUsageStats extends BufferedUsageStats {
   }
 
   private readonly lockWaitMs: number;
+
+  /** Days are made from hours at the purge (usage-buckets.ts), and read as their rows plus their hours kept. */
+  protected override writesDayBuckets(): boolean {
+    return false;
+  }
 
   /** Real time the last purge ended; the first flush purges. */
   private purgedAt = 0;
@@ -96,6 +101,11 @@ export class DatabaseUsageStats extends BufferedUsageStats {
         ...rejectionStatements(this.db, batch),
       ];
       if (queries.length === 0 && logChunks.length === 0 && plan.ranges.length === 0 && plan.fullAfter === null && purge === null) return;
+      const purgeHours = async (trx: Kysely<Database>, newest: number, from: number) => {
+        const gone = await bucketPurge(trx, newest, from, purgeRows).execute();
+        for (const rows of chunks(daysOfHours(gone))) await trx.executeQuery(bucketsUpsert(trx, rows).compile());
+        return purgedTo(gone, purgeRows);
+      };
       const { wrote, fullReached, purged } = await this.db.transaction().execute(async (trx) => {
         for (const query of queries) await trx.executeQuery(query.compile());
         let purged: Purge | null = null;
@@ -104,7 +114,7 @@ export class DatabaseUsageStats extends BufferedUsageStats {
           purged = {
             newest,
             chunksFrom: chunksFrom === null ? null : purgedTo(await chunkPurge(trx, newest, chunksFrom, purgeRows).execute(), purgeRows),
-            bucketsFrom: bucketsFrom === null ? null : purgedTo(await bucketPurge(trx, newest, bucketsFrom, purgeRows).execute(), purgeRows),
+            bucketsFrom: bucketsFrom === null ? null : await purgeHours(trx, newest, bucketsFrom),
           };
         }
         let ids: number[] = [];
@@ -137,6 +147,12 @@ export class DatabaseUsageStats extends BufferedUsageStats {
             buckets: purge.bucketsFrom === null ? null : bucketPurge(this.db, purge.newest, purge.bucketsFrom, purgeRows).compile(),
           };
     const deleted = (q: CompiledQuery | null) => (q === null ? null : purgedTo(conn.prepare(q.sql).all(...q.parameters) as Array<{ key_id: number }>, purgeRows));
+    const deletedHours = (q: CompiledQuery | null) => {
+      if (q === null) return null;
+      const gone = conn.prepare(q.sql).all(...q.parameters) as PurgedBucket[];
+      for (const r of daysOfHours(gone)) bucket.run(r.keyId, r.period, r.field, r.requests);
+      return purgedTo(gone, purgeRows);
+    };
     const { wrote, fullReached, purged } = withBusyTimeout(conn, this.lockWaitMs, () =>
       conn
         .transaction(() => {
@@ -164,7 +180,7 @@ export class DatabaseUsageStats extends BufferedUsageStats {
             }
           }
           const purged: Purge | null =
-            purgeSlices === null ? null : { newest: purgeSlices.newest, chunksFrom: deleted(purgeSlices.chunks), bucketsFrom: deleted(purgeSlices.buckets) };
+            purgeSlices === null ? null : { newest: purgeSlices.newest, chunksFrom: deleted(purgeSlices.chunks), bucketsFrom: deletedHours(purgeSlices.buckets) };
           return { wrote: first === null ? null : ([first, last] as const), fullReached: reached, purged };
         })
         .immediate(),

@@ -5,7 +5,10 @@
  *   `o:<outcome>`   requests by outcome, hours only (days have key_outcomes_daily, kept since before);
  *   `s:<i>`         a histogram of server time, log-spaced (server-times.ts; `t:<i>`, its coarser
  *                   buckets of before, is still read).
- * Hours are kept 2 days (the 24-hour range), days as long as the outcomes are.
+ * Hours are kept 2 days (the 24-hour range), days as long as the outcomes are. Redis adds each flush's counts
+ * to the day as well as the hour. The database writes hours only: a day's row holds the hours purged, so a
+ * day is its row plus its hours still kept (`o:` apart), which halves the rows a flush writes (and their
+ * account totals' triggers) where many keys are busy (docs/performance.md).
  */
 import { dayOf } from '../metering/periods.js';
 import { FINE_TIME_FIELDS, fineTimeBucket } from './server-times.js';
@@ -92,13 +95,13 @@ export class UsageBucketCounter {
         for (const [endpoint, n] of c.endpoints) {
           const field = endpointField(endpoint);
           into.add(c.accountId, keyId, hour, field, sign * n);
-          into.add(c.accountId, keyId, day, field, sign * n);
+          if (into.withDays) into.add(c.accountId, keyId, day, field, sign * n);
         }
         for (let i = 0; i < c.times.length; i++) {
           const n = c.times[i]!;
           if (n === 0) continue;
           into.add(c.accountId, keyId, hour, FINE_TIME_FIELDS[i]!, sign * n);
-          into.add(c.accountId, keyId, day, FINE_TIME_FIELDS[i]!, sign * n);
+          if (into.withDays) into.add(c.accountId, keyId, day, FINE_TIME_FIELDS[i]!, sign * n);
         }
         for (const [outcome, n] of c.outcomes) into.add(c.accountId, keyId, hour, outcomeField(outcome), sign * n);
       }
@@ -122,6 +125,12 @@ export class BucketCounts {
   private readonly keys = new Map<number, Map<string, Map<string, BucketRow>>>();
   /** Rows held. */
   size = 0;
+
+  /**
+   * `withDays`: whether the counts of each hour are also added to its day's rows (Redis), or the store
+   * makes the days from the hours when it purges them (the database: rollUpHours).
+   */
+  constructor(readonly withDays = true) {}
 
   /** Adds `requests` (negative to take away); a count that comes to 0 is let go. */
   add(accountId: number, keyId: number, period: string, field: string, requests: number): void {

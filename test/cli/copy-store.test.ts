@@ -20,6 +20,7 @@ import { loadDataset } from '../../src/load/load-dataset.js';
 import { DatabaseUsageStats } from '../../src/usage-stats/database-usage-stats.js';
 import type { Meter } from '../../src/metering/meter.js';
 import { dayOf, periodOf } from '../../src/metering/periods.js';
+import { hourOf } from '../../src/usage-stats/usage-buckets.js';
 import { PostgresMeter } from '../../src/metering/postgres-meter.js';
 import { RedisMeter } from '../../src/metering/redis-meter.js';
 import { RedisUsageStats } from '../../src/usage-stats/redis-usage-stats.js';
@@ -219,6 +220,13 @@ async function meterView(s: Served, now: number, lastMonth: string) {
     view[`key ${id} outcomes`] = await s.stats.keyOutcomes(account_id, id, dayOf(now - 40 * 86_400_000), dayOf(now));
     view[`key ${id} rejections`] = await s.stats.recentRejections(account_id, id);
     view[`key ${id} stats last use`] = (await s.stats.lastUse(account_id, [id])).get(id) ?? null;
+    // The database's day is its row plus its hours kept; Redis's day holds its hours (copy-store adds them).
+    view[`key ${id} usage today and this hour`] = await s.stats.usageBuckets(account_id, [id], [dayOf(now), hourOf(now)]);
+  }
+  const keys = await keyIds(s.store);
+  for (const accountId of new Set(keys.map((k) => k.account_id))) {
+    const ids = keys.filter((k) => k.account_id === accountId).map((k) => k.id);
+    view[`account ${accountId} usage today`] = await s.stats.accountDays(accountId, ids, [], [dayOf(now)]);
   }
   return view;
 }

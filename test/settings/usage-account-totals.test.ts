@@ -13,6 +13,7 @@ import { accountKeyIds } from '../../src/http/settings/overview-data.js';
 import { usageCsv } from '../../src/http/settings/routes/usage-csv.js';
 import { API_ENDPOINTS, usageDepth, type RangeName } from '../../src/http/settings/usage-depth-data.js';
 import { dayOf } from '../../src/metering/periods.js';
+import { DatabaseUsageStats } from '../../src/usage-stats/database-usage-stats.js';
 import { RedisUsageStats } from '../../src/usage-stats/redis-usage-stats.js';
 import { OUTCOMES, type Outcome, type RequestRecord } from '../../src/usage-stats/usage-stats.js';
 import { migrateTo, migrateToLatest } from '../../src/store/database.js';
@@ -188,7 +189,8 @@ test('migration 0015 fills the totals from the rows written before it; its trigg
       ])
       .execute();
     await store.db.insertInto('key_outcomes_daily').values([{ key_id: k1!, day: '2026-11-01', outcome: 'counted', requests: 5 }]).execute();
-    await migrateToLatest(store);
+    // Up to the migration before 0019, which takes the hours kept out of the days' rows (tested on its own).
+    await migrateTo(store, '0018-truncate-access');
     const alice = ctx.loaded.accounts.alice!;
     const totals = async () =>
       (await store.db.selectFrom('account_usage_days').select(['account_id', 'day', 'field', 'requests']).orderBy('field').execute()).map((r) => [Number(r.account_id), r.day, r.field, Number(r.requests)]);
@@ -248,6 +250,63 @@ test("migration 0016 undone gives back 0015's triggers, which keep the totals to
     await upsert();
     assert.equal(await total(), 6);
   } finally {
+    await ctx.close();
+  }
+});
+
+test("migration 0019 takes the hours kept out of their days' rows: every day and hour reads the same, and down gives them back", async () => {
+  const ctx = await createTestContext({ now: NOW });
+  const stats = new DatabaseUsageStats(ctx.store);
+  try {
+    const { store } = ctx;
+    const alice = ctx.loaded.accounts.alice!;
+    const [k1, k2] = (await store.db.selectFrom('api_keys').select('id').where('account_id', '=', alice).orderBy('id').execute()).map((r) => r.id);
+    await migrateTo(store, '0018-truncate-access');
+    // As a flush wrote them before: each hour's counts in its day's row too (the day's other hours purged).
+    await store.db
+      .insertInto('key_usage_buckets')
+      .values([
+        { key_id: k1!, period: '2026-11-19T08', field: 'e:/me', requests: 4 },
+        { key_id: k1!, period: '2026-11-19T08', field: 'o:counted', requests: 4 },
+        { key_id: k1!, period: '2026-11-19T08', field: 's:3', requests: 4 },
+        { key_id: k1!, period: '2026-11-19T09', field: 'e:/me', requests: 1 },
+        { key_id: k1!, period: '2026-11-19', field: 'e:/me', requests: 11 },
+        { key_id: k1!, period: '2026-11-19', field: 's:3', requests: 4 },
+        { key_id: k2!, period: '2026-11-19', field: 'e:/me', requests: 2 },
+        { key_id: k2!, period: '2026-11-18', field: 'e:/me', requests: 5 },
+      ])
+      .execute();
+    const periods = ['2026-11-18', '2026-11-19', '2026-11-19T08', '2026-11-19T09'];
+    const days = ['2026-11-18', '2026-11-19'];
+    const rowsOf = async () =>
+      (await store.db.selectFrom('key_usage_buckets').select(['key_id', 'period', 'field', 'requests']).where('key_id', 'in', [k1!, k2!]).where(sql<number>`length(period)`, '=', 10).orderBy('key_id').orderBy('period').orderBy('field').execute()).map(
+        (r) => [r.key_id === k1 ? 'k1' : 'k2', r.period, r.field, Number(r.requests)],
+      );
+    const before = await rowsOf();
+    // What these rows read as, once the days hold the hours purged only.
+    const expected = new Map([
+      ['2026-11-18', new Map([['e:/me', 5]])],
+      ['2026-11-19', new Map([['e:/me', 13], ['s:3', 4]])],
+      ['2026-11-19T08', new Map([['e:/me', 4], ['o:counted', 4], ['s:3', 4]])],
+      ['2026-11-19T09', new Map([['e:/me', 1]])],
+    ]);
+    await migrateToLatest(store);
+    assert.deepEqual(await stats.usageBuckets(alice, [k1!, k2!], periods), expected);
+    const account = await stats.accountDays(alice, [k1!, k2!], [], days);
+    assert.equal(account.get('2026-11-19')?.get('e:/me'), 13, "the account's day: its keys' rows and hours");
+    assert.equal(account.get('2026-11-19')?.get('s:3'), 4);
+    assert.equal(account.get('2026-11-18')?.get('e:/me'), 5);
+    assert.deepEqual(await rowsOf(), [
+      ['k1', '2026-11-19', 'e:/me', 6],
+      ['k1', '2026-11-19', 's:3', 0],
+      ['k2', '2026-11-18', 'e:/me', 5],
+      ['k2', '2026-11-19', 'e:/me', 2],
+    ]);
+    await migrateTo(store, '0018-truncate-access');
+    assert.deepEqual(await rowsOf(), before, 'down: the hours added to their days again');
+    await migrateToLatest(store);
+  } finally {
+    await stats.close();
     await ctx.close();
   }
 });

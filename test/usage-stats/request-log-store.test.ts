@@ -315,6 +315,8 @@ describe(`the purge goes a slice of each table a write, ${PURGE_ROWS_PER_WRITE} 
   type Db = Awaited<ReturnType<typeof openTestStore>>['store']['db'];
   const SLICE = 3;
   const OLD_KEYS = Array.from({ length: 10 }, (_, k) => 20 + k);
+  const oldHour = hourOf(T0 - HOURS_KEPT_MS - 3_600_000);
+  const oldDay = new Date(T0 - 8 * 86_400_000).toISOString().slice(0, 10);
   const logLine = (i: number, at: number): RequestLogEntry => ({
     at: new Date(at).toISOString(),
     method: 'GET',
@@ -329,15 +331,14 @@ describe(`the purge goes a slice of each table a write, ${PURGE_ROWS_PER_WRITE} 
 
   /**
    * What another process left, written as rows: keys 20-29 each a chunk just past 7 days and one just within,
-   * two hour buckets just past 2 days, one just within and a day bucket of 8 days ago (days are not purged);
+   * two hour buckets just past 2 days (an endpoint's, which the purge adds to its day, and an outcome's, which
+   * it does not), one just within and a day bucket of 8 days ago (days are not purged);
    * key 40 150 lines within 7 days in three chunks, the first of which the sweep of every chunk deletes.
    */
   async function leftBehind(db: Db): Promise<void> {
     const chunks = OLD_KEYS.flatMap((k) => [chunkOf(k, [logLine(k, T0 - REQUEST_LOG_MS - 60_000)]), chunkOf(k, [logLine(k, T0 - REQUEST_LOG_MS + 60_000)])]);
     for (let c = 0; c < 3; c++) chunks.push(chunkOf(40, Array.from({ length: 50 }, (_, i) => logLine(c * 50 + i, T0 - 3_600_000 + c * 50 + i))));
     await db.insertInto('key_request_log_chunks').values(chunks).execute();
-    const oldHour = hourOf(T0 - HOURS_KEPT_MS - 3_600_000);
-    const oldDay = new Date(T0 - 8 * 86_400_000).toISOString().slice(0, 10);
     await db
       .insertInto('key_usage_buckets')
       .values(
@@ -362,7 +363,11 @@ describe(`the purge goes a slice of each table a write, ${PURGE_ROWS_PER_WRITE} 
       oldHours: await count(hours.where('period', '<', hourOf(T0 - HOURS_KEPT_MS))),
       keptChunks: await count(chunks.where('newest_ms', '>=', T0 - REQUEST_LOG_MS)),
       keptHours: await count(hours.where('period', '>=', hourOf(T0 - HOURS_KEPT_MS))),
-      days: await count(buckets.where(sql<number>`length(period)`, '=', 10)),
+      days: await count(buckets.where('period', '=', oldDay)),
+      // The old hours' endpoint counts added to their day by the purge: one a key, each exactly once.
+      rolled: Number(
+        (await db.selectFrom('key_usage_buckets').select((eb) => eb.fn.coalesce(eb.fn.sum<number | string>('requests'), eb.lit(0)).as('n')).where('key_id', '<', 90).where('period', '=', oldHour.slice(0, 10)).executeTakeFirstOrThrow()).n,
+      ),
       linesOf40: Number((await db.selectFrom('key_request_log_chunks').select((eb) => eb.fn.coalesce(eb.fn.sum<number | string>('lines'), eb.lit(0)).as('n')).where('key_id', '=', 40).executeTakeFirstOrThrow()).n),
     };
   }
@@ -396,8 +401,15 @@ describe(`the purge goes a slice of each table a write, ${PURGE_ROWS_PER_WRITE} 
     try {
       await leftBehind(store.store.db);
       const kept = { keptChunks: 13, keptHours: 10, days: 10, linesOf40: 150 };
-      assert.deepEqual(await rowsLeft(store.store.db), { oldChunks: 10, oldHours: 20, ...kept });
+      assert.deepEqual(await rowsLeft(store.store.db), { oldChunks: 10, oldHours: 20, rolled: 0, ...kept });
+      // The old hours' day reads the same before the purge (from its hours) and after (from its rows).
+      const day = oldHour.slice(0, 10);
+      const dayRead = async () => (await stats.usageBuckets(0, OLD_KEYS, [day])).get(day);
+      // The 10 old hours' endpoint counts, and the 10 kept hours' when they are of the same day.
+      const inDay = new Map([['e:/catalogue/:id', 10 + (hourOf(T0 - HOURS_KEPT_MS).startsWith(day) ? 10 : 0)]]);
+      assert.deepEqual(await dayRead(), inDay, "the day from its hours, the outcomes' apart");
       const seen = await purgeWrites(stats, store.store.db);
+      assert.deepEqual(await dayRead(), inDay, 'the old hours from their day row: each counted once');
       assert.deepEqual(
         seen.map((r) => r.oldChunks),
         [7, 4, 1, 0, 0, 0, 0],
@@ -407,6 +419,11 @@ describe(`the purge goes a slice of each table a write, ${PURGE_ROWS_PER_WRITE} 
         seen.map((r) => r.oldHours),
         [17, 14, 11, 8, 5, 2, 0],
         'hour buckets: 3 a write',
+      );
+      assert.deepEqual(
+        seen.map((r) => r.rolled),
+        [2, 3, 5, 6, 8, 9, 10],
+        "each slice's endpoint hours added to their day in the write that deletes them (its outcome hours are not)",
       );
       for (const r of seen) assert.deepEqual({ keptChunks: r.keptChunks, keptHours: r.keptHours, days: r.days, linesOf40: r.linesOf40 }, kept);
     } finally {
@@ -454,13 +471,13 @@ describe(`the purge goes a slice of each table a write, ${PURGE_ROWS_PER_WRITE} 
       for (const statement of refuse) await sql.raw(statement).execute(db);
       stats.record(record(98, T0 + 1, 2));
       await assert.rejects(stats.flush(), /the disk is away/);
-      assert.deepEqual([(await rowsLeft(db)).oldChunks, (await rowsLeft(db)).oldHours], [7, 17], 'the failed write deleted nothing');
+      assert.deepEqual([(await rowsLeft(db)).oldChunks, (await rowsLeft(db)).oldHours, (await rowsLeft(db)).rolled], [7, 17, 2], 'the failed write deleted and added nothing');
       await sql.raw(TEST_STORE === 'postgres' ? 'drop trigger refuse_delete on key_usage_buckets' : 'drop trigger refuse_delete').execute(db);
       await stats.flush();
-      assert.deepEqual([(await rowsLeft(db)).oldChunks, (await rowsLeft(db)).oldHours], [4, 14], 'the slice the failed write took, no more, no less');
+      assert.deepEqual([(await rowsLeft(db)).oldChunks, (await rowsLeft(db)).oldHours, (await rowsLeft(db)).rolled], [4, 14, 3], 'the slice the failed write took, no more, no less');
       for (let i = 0; i < 5; i++) await stats.writeNothing();
       const left = await rowsLeft(db);
-      assert.deepEqual(left, { oldChunks: 0, oldHours: 0, keptChunks: 13, keptHours: 10, days: 10, linesOf40: 150 });
+      assert.deepEqual(left, { oldChunks: 0, oldHours: 0, keptChunks: 13, keptHours: 10, days: 10, rolled: 10, linesOf40: 150 });
       assert.deepEqual((await stats.requestLog(7, 98, new Date(T0).toISOString())).map((l) => l.requestId), ['r-2'], "the failed write's line");
     } finally {
       await stats.close();
@@ -770,7 +787,8 @@ describe(`a busy server writes a second's counts of many keys a slice a turn (${
     // The slice as the statistics' thread sets it for SQLite (usage-stats-worker.ts), smaller here.
     const stats = new Probe(store.store, { rowsPerWrite: SLICE });
     try {
-      // One request of each of FLUSH_RECORDS keys (ids 1000 up, recorded highest first): a busy flush, each key ~7 rows.
+      // One request of each of FLUSH_RECORDS keys (ids 1000 up, recorded highest first): a busy flush, each key 5 rows
+      // (its outcome, its last use, its hour's endpoint, outcome and server time).
       for (let n = FLUSH_RECORDS - 1; n >= 0; n--) stats.record(record(1000 + n, T0 + n, n));
       failAt = 3;
       const started = Date.now();
@@ -781,8 +799,8 @@ describe(`a busy server writes a second's counts of many keys a slice a turn (${
         await new Promise((resolve) => setTimeout(resolve, 1200));
       }
       const counted = writes.filter((w) => w.rows > 0);
-      assert.ok(counted.length >= (FLUSH_RECORDS * 7) / SLICE, `${counted.length} writes of counts, before any flush() asked for them`);
-      for (const w of counted) assert.ok(w.rows <= SLICE + 7, `a write of ${w.rows} rows: whole keys of about ${SLICE} rows`);
+      assert.ok(counted.length >= (FLUSH_RECORDS * 5) / SLICE, `${counted.length} writes of counts, before any flush() asked for them`);
+      for (const w of counted) assert.ok(w.rows <= SLICE + 5, `a write of ${w.rows} rows: whole keys of about ${SLICE} rows`);
       const due = counted.slice(0, failAt).flatMap((w) => w.keys);
       assert.deepEqual(due, [...due].sort((a, b) => a - b), 'the keys go lowest first');
       assert.equal(due[0], 1000);
@@ -807,15 +825,17 @@ describe(`a busy server writes a second's counts of many keys a slice a turn (${
   for (const kind of kinds) {
     test(`${kind.name}: a busy write takes at most ${COUNT_ROWS_PER_WRITE} rows (and a key's); the rest go at the next turns by themselves`, async () => {
       const writes: number[] = [];
+      // A request's rows: its outcome, last use, hour's endpoint, outcome and server time, and in Redis its day's two.
+      const perKey = kind.name === 'Redis' ? 7 : 5;
       const { stats, close } = await kind.open();
       stats.onWrite = (batch) => writes.push(countRows(batch));
       try {
         for (let n = 0; n < FLUSH_RECORDS; n++) stats.record(record(1000 + n, T0 + n, n));
         const started = Date.now();
-        while (writes.reduce((a, b) => a + b, 0) < FLUSH_RECORDS * 7 && Date.now() - started < 20_000) await new Promise((resolve) => setTimeout(resolve, 20));
-        assert.equal(writes.reduce((a, b) => a + b, 0), FLUSH_RECORDS * 7, 'every count is written, without a flush() asking');
-        assert.ok(writes.length >= (FLUSH_RECORDS * 7) / COUNT_ROWS_PER_WRITE, `${writes.length} writes`);
-        for (const rows of writes) assert.ok(rows <= COUNT_ROWS_PER_WRITE + 7, `a write of ${rows} rows`);
+        while (writes.reduce((a, b) => a + b, 0) < FLUSH_RECORDS * perKey && Date.now() - started < 20_000) await new Promise((resolve) => setTimeout(resolve, 20));
+        assert.equal(writes.reduce((a, b) => a + b, 0), FLUSH_RECORDS * perKey, 'every count is written, without a flush() asking');
+        assert.ok(writes.length >= (FLUSH_RECORDS * perKey) / COUNT_ROWS_PER_WRITE, `${writes.length} writes`);
+        for (const rows of writes) assert.ok(rows <= COUNT_ROWS_PER_WRITE + perKey, `a write of ${rows} rows`);
       } finally {
         await close();
       }
