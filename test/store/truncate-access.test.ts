@@ -104,9 +104,10 @@ describe(`migration 0018 (${TEST_STORE}): down and up again`, () => {
           : [];
       const expected = store.dialect === 'postgres' ? ['accounts_access_truncate', 'accounts_access_truncate_floor', 'api_keys_access_truncate', 'data_version_truncate'] : [];
       assert.deepEqual(await triggers(), expected);
-      assert.deepEqual(await migrateTo(store, '0017-request-log-chunks'), ['0018-truncate-access']);
+      // The migrations after it go down and up with it.
+      assert.deepEqual((await migrateTo(store, '0017-request-log-chunks')).at(-1), '0018-truncate-access');
       assert.deepEqual(await triggers(), []);
-      assert.deepEqual(await migrateToLatest(store), ['0018-truncate-access']);
+      assert.deepEqual((await migrateToLatest(store))[0], '0018-truncate-access');
       assert.deepEqual(await triggers(), expected);
     } finally {
       await close();
