@@ -19,6 +19,7 @@ import { DAY_KEPT_S, QUOTA_KEPT_AFTER_RESET_S } from '../metering/redis-meter-sc
 import { globEscape } from '../metering/redis-upgrade-keys.js';
 import { RedisUsageStats } from '../usage-stats/redis-usage-stats.js';
 import { linesOfChunk } from '../usage-stats/request-log-chunks.js';
+import { dayOfHourRow } from '../usage-stats/usage-buckets.js';
 import { isOutcome, type StatsBatch } from '../usage-stats/usage-stats.js';
 import type { Database } from '../store/schema.js';
 import { shownUrl } from './shown-url.js';
@@ -221,7 +222,8 @@ async function copyStats(session: RedisSession, trx: Kysely<Database>, sinceDay:
     // The database's days hold the hours it purged; Redis's the hours too (usage-buckets.ts): each kept hour goes to both.
     buckets: buckets.flatMap((b) => {
       const row = { accountId: b.account_id, keyId: b.key_id, period: b.period, field: b.field, requests: Number(b.requests) };
-      return b.period.length === 13 && !b.field.startsWith('o:') ? [row, { ...row, period: b.period.slice(0, 10) }] : [row];
+      const day = dayOfHourRow(b.period, b.field);
+      return day === null ? [row] : [row, { ...row, period: day }];
     }),
   };
   const keys = new Set([...outcomes.map((o) => o.key_id), ...lastUse.map((u) => u.key_id), ...rejections.keys(), ...log.keys(), ...buckets.map((b) => b.key_id)]);

@@ -5,7 +5,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
-import { HOURS_KEPT_MS, hourOf } from './usage-buckets.js';
+import { dayOfHourRow, HOURS_KEPT_MS, hourOf } from './usage-buckets.js';
 import { REQUEST_LOG_MS, type StatsBatch } from './usage-stats.js';
 
 /** How often (real time) a flush also purges what is past its time. */
@@ -94,9 +94,9 @@ export interface PurgedBucket {
 export function daysOfHours(purged: readonly PurgedBucket[]): StatsBatch['buckets'] {
   const days = new Map<string, StatsBatch['buckets'][number]>();
   for (const r of purged) {
-    if (r.period.length !== 13 || r.field.startsWith('o:')) continue;
+    const period = dayOfHourRow(r.period, r.field);
+    if (period === null) continue;
     const keyId = Number(r.key_id);
-    const period = r.period.slice(0, 10);
     const id = `${keyId}|${period}|${r.field}`;
     const row = days.get(id);
     // accountId is not written: the upsert takes the key, period and field (bucketsUpsert).

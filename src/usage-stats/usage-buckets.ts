@@ -47,6 +47,11 @@ const endpointFieldOf = interned((endpoint) => `e:${endpoint}`);
 export const endpointField = (endpoint: string | null) => endpointFieldOf(endpoint ?? 'other');
 export const outcomeField = interned((outcome) => `o:${outcome}`);
 
+/** The day an hour row's field counts in, or null: a day row, or an outcome's (days have key_outcomes_daily). */
+export function dayOfHourRow(period: string, field: string): string | null {
+  return period.length === 13 && !field.startsWith('o:') ? period.slice(0, 10) : null;
+}
+
 /** One key's requests in one hour of a flush. */
 interface HourCounts {
   accountId: number;
@@ -128,7 +133,7 @@ export class BucketCounts {
 
   /**
    * `withDays`: whether the counts of each hour are also added to its day's rows (Redis), or the store
-   * makes the days from the hours when it purges them (the database: rollUpHours).
+   * makes the days from the hours when it purges them (the database: daysOfHours).
    */
   constructor(readonly withDays = true) {}
 

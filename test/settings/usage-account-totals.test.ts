@@ -42,6 +42,11 @@ function records(accountId: number, keyId: number, at: number, count: number, ou
   });
 }
 
+/** Alice's key ids, lowest first (the migration tests' rows are written for the first two). */
+async function aliceKeyIds(ctx: TestContext): Promise<number[]> {
+  return (await ctx.store.db.selectFrom('api_keys').select('id').where('account_id', '=', ctx.loaded.accounts.alice!).orderBy('id').execute()).map((r) => r.id);
+}
+
 /** The usage as the key details read it (each key's buckets and outcomes summed), and as the account view does. */
 async function bothWays(ctx: TestContext, accountId: number, range: RangeName) {
   const deps: AppDeps = { config: ctx.config, store: ctx.store, meter: ctx.meter, clock: ctx.clock, stats: ctx.stats };
@@ -177,7 +182,7 @@ test('migration 0015 fills the totals from the rows written before it; its trigg
   const ctx = await createTestContext({ now: NOW });
   try {
     const { store } = ctx;
-    const [k1, k2] = (await store.db.selectFrom('api_keys').select(['id', 'account_id']).where('account_id', '=', ctx.loaded.accounts.alice!).orderBy('id').execute()).map((r) => r.id);
+    const [k1, k2] = await aliceKeyIds(ctx);
     // The store as before 0015 (its triggers and table gone), then rows written, then the migrations again.
     await migrateTo(store, '0014-version-notify');
     await store.db
@@ -233,7 +238,7 @@ test("migration 0016 undone gives back 0015's triggers, which keep the totals to
   const ctx = await createTestContext({ now: NOW });
   try {
     const { store } = ctx;
-    const [k1] = (await store.db.selectFrom('api_keys').select('id').where('account_id', '=', ctx.loaded.accounts.alice!).orderBy('id').execute()).map((r) => r.id);
+    const [k1] = await aliceKeyIds(ctx);
     await migrateTo(store, '0015-account-usage-days');
     const upsert = () =>
       store.db
@@ -260,7 +265,7 @@ test("migration 0019 takes the hours kept out of their days' rows: every day and
   try {
     const { store } = ctx;
     const alice = ctx.loaded.accounts.alice!;
-    const [k1, k2] = (await store.db.selectFrom('api_keys').select('id').where('account_id', '=', alice).orderBy('id').execute()).map((r) => r.id);
+    const [k1, k2] = await aliceKeyIds(ctx);
     await migrateTo(store, '0018-truncate-access');
     // As a flush wrote them before: each hour's counts in its day's row too (the day's other hours purged).
     await store.db
