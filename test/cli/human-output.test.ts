@@ -22,7 +22,7 @@ import {
   type ApiClient,
   type CliResult,
 } from '../helpers/cli-helpers.js';
-import { cliProcess, freePort, waitFor } from '../helpers/server-process.js';
+import { cliProcess, freePorts, waitFor } from '../helpers/server-process.js';
 
 const DAY = 86_400_000;
 const tmp = tempDir();
@@ -246,8 +246,7 @@ describe('seed and serve --demo-if-empty off a terminal', () => {
   });
 
   it('serve --demo-if-empty: seed progress on stderr, the demo key, the sign-in link and the address on stdout', async () => {
-    const port = await freePort();
-    const opsPort = await freePort();
+    const [port, opsPort] = (await freePorts(2)) as [number, number];
     const child = cliProcess(['serve', '--demo-if-empty'], { DATABASE_URL: tmp.db('serve'), PORT: String(port), OPS_PORT: String(opsPort) });
     let stdout = '';
     let stderr = '';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { assertRefused, cliWorkspace, runCli } from '../helpers/cli-helpers.js';
-import { freePort } from '../helpers/server-process.js';
+import { freePort, freePorts } from '../helpers/server-process.js';
 
 const { tmp } = cliWorkspace();
 
@@ -77,10 +77,11 @@ describe('serve with a bad worker count', () => {
   for (const { args, env, message } of cases) {
     it(`${[...args, ...Object.entries(env).map(([k, v]) => `${k}=${v}`)].join(' ')}: refused, nothing opened or seeded`, async () => {
       const db = tmp.db(`workers-${args.join('')}${Object.values(env).join('')}`);
+      const [port, opsPort] = await freePorts(2);
       const result = await runCli(['serve', '--demo-if-empty', ...args], {
         DATABASE_URL: db,
-        PORT: String(await freePort()),
-        OPS_PORT: String(await freePort()),
+        PORT: String(port),
+        OPS_PORT: String(opsPort),
         ...env,
       });
       assertRefused(result, message);

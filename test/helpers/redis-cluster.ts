@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { redisCli } from './private-services.js';
-import { freePort, waitFor } from './server-process.js';
+import { freePorts, waitFor } from './server-process.js';
 
 const run = promisify(execFile);
 
@@ -58,8 +58,7 @@ export async function startRedisCluster(masters = 3): Promise<PrivateRedisCluste
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    const ports: number[] = [];
-    for (let i = 0; i < masters; i++) ports.push(await freePort());
+    const ports = await freePorts(masters);
     for (const port of ports) {
       const child = spawn(
         'redis-server',

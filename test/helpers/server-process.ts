@@ -22,6 +22,32 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * `count` free ports, all different: each is held until all are found. Two freePort() calls in a row can
+ * return the same port (the first is let go before the second is asked for), which a server refuses for
+ * PORT and OPS_PORT.
+ */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers = Array.from({ length: count }, () => createServer());
+  try {
+    return await Promise.all(
+      servers.map(
+        (server) =>
+          new Promise<number>((resolve, reject) => {
+            server.once('error', reject);
+            server.listen(0, '127.0.0.1', () => {
+              const address = server.address();
+              if (typeof address === 'object' && address) resolve(address.port);
+              else reject(new Error('no port'));
+            });
+          }),
+      ),
+    );
+  } finally {
+    await Promise.all(servers.map((server) => new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()))));
+  }
+}
+
 export interface ServerProcess {
   port: number;
   opsPort: number;
@@ -82,8 +108,7 @@ export function cliProcess(args: string[], env: Record<string, string>): ChildPr
  * answers. SIGTERM stops it without the drain delay unless `env` sets DRAIN_DELAY_MS.
  */
 export async function startServerProcess(env: Record<string, string>, args: string[] = []): Promise<ServerProcess> {
-  const port = await freePort();
-  const opsPort = await freePort();
+  const [port, opsPort] = (await freePorts(2)) as [number, number];
   // At info level the server logs one line per request: stop() checks that none of them holds a key.
   // STATS_THREAD off unless a test says: a suite runs several servers on one machine, and `auto` counts only
   // a server's own workers (three servers on 2 cores, each with a thread, missed their deadlines in CI).

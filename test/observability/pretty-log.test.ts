@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { after, before, test } from 'node:test';
-import { ensureBuilt, freePort, passedOnEnv, ROOT, waitFor } from '../helpers/server-process.js';
+import { ensureBuilt, freePorts, passedOnEnv, ROOT, waitFor } from '../helpers/server-process.js';
 import { createTestContext, V1, type TestContext } from '../helpers/test-app.js';
 
 let ctx: TestContext;
@@ -14,8 +14,9 @@ let port: number;
 
 before(async () => {
   ctx = await createTestContext();
-  port = await freePort();
-  const opsPort = await freePort();
+  const ports = await freePorts(2);
+  port = ports[0]!;
+  const opsPort = ports[1]!;
   ensureBuilt();
   const command = `${process.execPath} bin/shelfapi.js serve`;
   server = spawn('script', ['-qfec', command, '/dev/null'], {
