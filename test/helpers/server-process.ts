@@ -12,14 +12,7 @@ import { assertNoKeysLogged } from './log-capture.js';
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
+  return (await freePorts(1))[0]!;
 }
 
 /**
