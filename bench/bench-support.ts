@@ -1,6 +1,7 @@
 /**
  * What the benches share: the checkout's root, wrk, the built `shelfapi` command, waiting for a server,
- * its peak RSS, and counting the rows of a streamed CSV export.
+ * its peak RSS, counting the rows of a streamed CSV export, clearing a Redis key space, and the meter
+ * benches' stream of admissions.
  */
 import { execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -87,4 +88,31 @@ export async function deleteRedisKeys(url: string, prefix: string): Promise<void
   } finally {
     redis.disconnect();
   }
+}
+
+/**
+ * The meter benches' admissions: each of `batch` asked at once is for a random account of 1..`accounts` (the
+ * same seeded sequence every run), on a clock that starts at `start` and moves on `stepMs` an admission.
+ * Returns a function that makes `n` more, batch after batch.
+ */
+export function randomAdmissions(
+  options: { accounts: number; batch: number; stepMs: number; start: number },
+  admit: (accountId: number, now: number) => Promise<unknown>,
+): (n: number) => Promise<void> {
+  let clock = options.start;
+  let seed = 12345;
+  const random = () => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed / 0x80000000;
+  };
+  return async (n) => {
+    for (let done = 0; done < n; done += options.batch) {
+      const batch = [];
+      for (let i = 0; i < options.batch; i++) {
+        clock += options.stepMs;
+        batch.push(admit(1 + Math.floor(random() * options.accounts), Math.floor(clock)));
+      }
+      await Promise.all(batch);
+    }
+  };
 }

@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { randomAdmissions } from './bench-support.js';
 
 const TREE = resolve(process.env.TREE ?? join(import.meta.dirname, '..'));
 const ACCOUNTS = Number(process.env.ACCOUNTS ?? 10_000);
@@ -52,23 +53,9 @@ try {
   })();
   const meter = new SqliteMeter(conn);
   const limits = { monthly: 1_000_000_000, perMinute: PER_MINUTE };
-  let clock = Date.parse('2026-11-10T00:00:00Z');
-  let seed = 12345;
-  const random = () => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    return seed / 0x80000000;
-  };
-  const admitSome = async (n: number) => {
-    for (let done = 0; done < n; done += BATCH) {
-      const batch = [];
-      for (let i = 0; i < BATCH; i++) {
-        clock += STEP_MS;
-        const id = 1 + Math.floor(random() * ACCOUNTS);
-        batch.push(meter.admit({ accountId: id, keyId: id, limits, quota: true, now: Math.floor(clock) }));
-      }
-      await Promise.all(batch);
-    }
-  };
+  const admitSome = randomAdmissions({ accounts: ACCOUNTS, batch: BATCH, stepMs: STEP_MS, start: Date.parse('2026-11-10T00:00:00Z') }, (id, now) =>
+    meter.admit({ accountId: id, keyId: id, limits, quota: true, now }),
+  );
   await admitSome(WARMUP); // statements, pages, and windows filled (60 s of the clock fills them)
   for (let run = 0; run < RUNS; run++) {
     const before = process.cpuUsage();

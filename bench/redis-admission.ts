@@ -14,6 +14,7 @@
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
+import { deleteRedisKeys, randomAdmissions } from './bench-support.js';
 
 const TREE = resolve(process.env.TREE ?? join(import.meta.dirname, '..'));
 const ACCOUNTS = Number(process.env.ACCOUNTS ?? 2000);
@@ -43,24 +44,12 @@ try {
   for (let id = 1; id <= ACCOUNTS; id++) await admin.set(accessKeysOf(accountTag(prefix, id))[0], '1');
   const limits = { monthly: 1_000_000_000, perMinute: PER_MINUTE };
   const access = { held: 1, known: null };
-  let clock = Date.now() - 120_000;
-  let seed = 12345;
-  const random = () => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    return seed / 0x80000000;
-  };
-  const admitSome = async (n: number) => {
-    for (let done = 0; done < n; done += BATCH) {
-      const batch = [];
-      for (let i = 0; i < BATCH; i++) {
-        clock += STEP_MS;
-        const id = 1 + Math.floor(random() * ACCOUNTS);
-        batch.push(meter.admitChecked({ accountId: id, keyId: id, limits, quota: true, now: Math.floor(clock) }, access));
-      }
-      const results = await Promise.all(batch);
-      if (results.some((r) => typeof r !== 'object' || r === null || !(r as { burst: { allowed: boolean } }).burst.allowed)) throw new Error(`an admission was refused: ${JSON.stringify(results[0])}`);
+  const admitSome = randomAdmissions({ accounts: ACCOUNTS, batch: BATCH, stepMs: STEP_MS, start: Date.now() - 120_000 }, async (id, now) => {
+    const admission = await meter.admitChecked({ accountId: id, keyId: id, limits, quota: true, now }, access);
+    if (typeof admission !== 'object' || admission === null || !(admission as { burst: { allowed: boolean } }).burst.allowed) {
+      throw new Error(`an admission was refused: ${JSON.stringify(admission)}`);
     }
-  };
+  });
   await admitSome(WARMUP);
   for (let run = 0; run < RUNS; run++) {
     const [r0, c0] = [await redisCpu(), process.cpuUsage()];
@@ -70,11 +59,6 @@ try {
   }
 } finally {
   await meter.close();
-  let cursor = '0';
-  do {
-    const [next, keys] = await admin.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length > 0) await admin.del(...keys);
-  } while (cursor !== '0');
+  await deleteRedisKeys(REDIS_URL, prefix);
   await admin.quit();
 }

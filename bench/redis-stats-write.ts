@@ -7,7 +7,7 @@
  *
  *   node --import tsx bench/redis-stats-write.ts        (MICRO_REQUESTS=200000, RUNS=3)
  */
-import { Redis } from 'ioredis';
+import { deleteRedisKeys } from './bench-support.js';
 import { RedisUsageStats } from '../src/usage-stats/redis-usage-stats.js';
 import type { RequestRecord } from '../src/usage-stats/usage-stats.js';
 
@@ -54,14 +54,7 @@ async function one(run: number): Promise<number> {
     await stats.flush();
   } finally {
     await stats.close();
-    const redis = new Redis(url);
-    let cursor = '0';
-    do {
-      const [nextCursor, found] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      cursor = nextCursor;
-      if (found.length > 0) await redis.del(...found);
-    } while (cursor !== '0');
-    redis.disconnect();
+    await deleteRedisKeys(url, prefix);
   }
   return us / n;
 }
