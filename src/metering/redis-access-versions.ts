@@ -63,18 +63,18 @@ export const ACCESS_SCRIPTS = {
 /**
  * The part of the admission script that checks and raises the access version, run before anything is
  * counted. It is pasted into the script's function for one admission (redis-meter-script.ts), whose keys and
- * arguments start after the offsets `k` and `a`: KEYS[k + 6] and KEYS[k + 7] are accessKeys; ARGV[a + 9]
+ * arguments start after the offsets `k` and `a`: KEYS[k + 5] and KEYS[k + 6] are accessKeys; ARGV[a + 9]
  * the held version ('' for no check), ARGV[a + 10] a version just read from PostgreSQL to raise it to ('' for
  * none). A stale admission returns the admission's five values for "stale", -2 first, having written nothing.
  */
 export const ADMIT_ACCESS_CHECK = `
   if ARGV[a + 9] ~= '' then
-    if redis.call('EXISTS', KEYS[k + 7]) == 1 or redis.call('GET', KEYS[k + 6]) ~= ARGV[a + 9] then
+    if redis.call('EXISTS', KEYS[k + 6]) == 1 or redis.call('GET', KEYS[k + 5]) ~= ARGV[a + 9] then
       return -2, 0, 0, 0, 0
     end
   end
   if ARGV[a + 10] ~= '' then
-    local known = tonumber(redis.call('GET', KEYS[k + 6]) or '-1')
-    if tonumber(ARGV[a + 10]) > known then redis.call('SET', KEYS[k + 6], ARGV[a + 10], 'EX', ${ACCESS_VERSION_KEPT_S}) end
+    local known = tonumber(redis.call('GET', KEYS[k + 5]) or '-1')
+    if tonumber(ARGV[a + 10]) > known then redis.call('SET', KEYS[k + 5], ARGV[a + 10], 'EX', ${ACCESS_VERSION_KEPT_S}) end
   end
 `;

@@ -23,6 +23,7 @@ export const ADMISSIONS_PER_CALL = 16;
 
 /** An admission waiting for the end of the turn to go to Redis with the turn's others. */
 interface QueuedAdmission {
+  /** admissionKeys: the script's six, then where its record goes (the call's, once sent). */
   keys: string[];
   args: Array<string | number>;
   /** Its five values of the script's reply. */
@@ -72,13 +73,20 @@ export class AdmissionCalls {
    */
   private sendCall(call: QueuedAdmission[]): void {
     const n = call.length;
-    // The number of keys, every admission's keys, then every admission's arguments (ioredis flattens the lists).
-    const parts = new Array<number | Array<string | number>>(1 + 2 * n);
-    parts[0] = n * ADMISSION_KEYS;
+    // The number of keys, the call's records, each admission's keys, then every admission's arguments
+    // (ioredis flattens the lists). Each admission's last key, where its record goes, becomes the call's:
+    // its undo looks there.
+    const record = call[0]!.keys[ADMISSION_KEYS]!;
+    const keys = new Array<string>(1 + n * ADMISSION_KEYS);
+    keys[0] = record;
+    const parts = new Array<number | Array<string | number>>(2 + n);
+    parts[0] = keys.length;
+    parts[1] = keys;
     for (let i = 0; i < n; i++) {
       const admission = call[i]!;
-      parts[1 + i] = admission.keys;
-      parts[1 + n + i] = admission.args;
+      for (let j = 0; j < ADMISSION_KEYS; j++) keys[1 + i * ADMISSION_KEYS + j] = admission.keys[j]!;
+      admission.keys[ADMISSION_KEYS] = record;
+      parts[2 + i] = admission.args;
     }
     (this.redis.meterAdmit(...parts) as Promise<Array<number | string>>).then(
       (reply) => {

@@ -14,21 +14,21 @@ export const QUOTA_KEPT_AFTER_RESET_S = 35 * 86_400;
 /**
  * How long Redis keeps each admission's record of what it charged, so that one whose reply was lost can be
  * taken back: for this long after Redis answers again (a restart, a failover), no longer. The records of
- * one account and minute share a hash, which expires as a whole.
+ * one call share a hash (the first admission's account and minute), which expires as a whole.
  */
 export const ADMISSIONS_KEPT_S = 300;
 const ADMISSIONS_BUCKET_MS = 60_000;
 /** How many keys, arguments and reply values each admission of a call has in the script (ADMIT). */
-export const ADMISSION_KEYS = 7;
+export const ADMISSION_KEYS = 6;
 const ADMISSION_ARGS = 10;
 export const ADMISSION_REPLY = 5;
 
-// One or more admissions, one after another, in the order given: the i-th (from 0) has the 7 KEYS after
-// k = 7i and the 10 ARGV after a = 10i, and its 5 values in the reply after 5i. On a Redis Cluster a call
+// One or more admissions, one after another, in the order given: the i-th (from 0) has the 6 KEYS after
+// k = 1 + 6i and the 10 ARGV after a = 10i, and its 5 values in the reply after 5i. On a Redis Cluster a call
 // carries one admission: the keys of one call must share a slot.
-// KEYS (one hash slot): 1 burst zset, 2 quota counter, 3 key day counter, 4 the account's last-used hash,
-//       5 the account's admissions of this minute (member -> what was charged), 6 and 7 the account's
-//       access version and its changes' marks (redis-access-versions.ts)
+// KEYS: 1 the call's records (member -> what was charged; the first admission's `admitted` key), then for
+//       each admission (one hash slot): 1 burst zset, 2 quota counter, 3 key day counter, 4 the account's
+//       last-used hash, 5 and 6 the account's access version and its changes' marks (redis-access-versions.ts)
 // ARGV: 1 now ms, 2 perMinute, 3 monthly, 4 quota (0/1), 5 member, 6 quota expire-at (s), 7 key id,
 //       8 deadline (epoch ms by Redis's clock), 9 the access version the server holds ('' for no check),
 //       10 a version to raise it to ('' for none)
@@ -38,6 +38,9 @@ export const ADMISSION_REPLY = 5;
 // past its deadline, {-2, 0, 0, 0, 0} when the held access version is not the account's (nothing written), or
 // {-3, the error, 0, 0, 0} when one of its commands failed (a key of the wrong type): that admission fails as
 // it would have alone (what it wrote before the failure stays, as it did), and the others of the call stand.
+// The records of the admitted are written together at the end, one HSET and one EXPIRE a call: two commands
+// an admission had been about a tenth of Redis's time for it (docs/performance.md). The script runs whole,
+// so no one sees an admission before its record.
 // TIME is read once a call: each admission compares its own deadline with it. A call of ADMISSIONS_PER_CALL
 // runs well within REPLY_MARGIN_MS of it.
 // A month's and a day's count get their expiry when they are created (INCR answers 1): a count that exists
@@ -48,6 +51,7 @@ export const ADMISSION_REPLY = 5;
 const ADMIT = `
 local time = redis.call('TIME')
 local clock = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local records, recorded = {}, {}
 local function admit(k, a)
   if clock > tonumber(ARGV[a + 8]) then
     return -1, 0, 0, 0, 0
@@ -87,8 +91,8 @@ ${ADMIT_ACCESS_CHECK}
   else
     used = tonumber(redis.call('GET', KEYS[k + 2]) or '0')
   end
-  redis.call('HSET', KEYS[k + 5], member, counted)
-  redis.call('EXPIRE', KEYS[k + 5], ${ADMISSIONS_KEPT_S})
+  records[#records + 1] = member
+  records[#records + 1] = counted
   if quota and counted == 0 then
     return 1, perMinute - n - 1, oldest, used, 0
   end
@@ -96,7 +100,7 @@ ${ADMIT_ACCESS_CHECK}
 end
 local replies = {}
 for i = 0, #KEYS / ${ADMISSION_KEYS} - 1 do
-  local ok, allowed, remaining, oldest, used, quotaAllowed = pcall(admit, i * ${ADMISSION_KEYS}, i * ${ADMISSION_ARGS})
+  local ok, allowed, remaining, oldest, used, quotaAllowed = pcall(admit, 1 + i * ${ADMISSION_KEYS}, i * ${ADMISSION_ARGS})
   if not ok then
     -- A command's error comes as a string (Redis 7.0) or as a table {err = ...}.
     allowed, remaining, oldest, used, quotaAllowed = -3, type(allowed) == 'table' and tostring(allowed.err) or tostring(allowed), 0, 0, 0
@@ -107,6 +111,20 @@ for i = 0, #KEYS / ${ADMISSION_KEYS} - 1 do
   replies[at + 3] = oldest
   replies[at + 4] = used
   replies[at + 5] = quotaAllowed
+  if allowed == 1 then recorded[#recorded + 1] = at end
+end
+if #records > 0 then
+  -- A records' key of the wrong type fails the admissions it would have recorded, as their own HSET did.
+  local ok, err = pcall(function()
+    redis.call('HSET', KEYS[1], unpack(records))
+    redis.call('EXPIRE', KEYS[1], ${ADMISSIONS_KEPT_S})
+  end)
+  if not ok then
+    for _, at in ipairs(recorded) do
+      replies[at + 1] = -3
+      replies[at + 2] = type(err) == 'table' and tostring(err.err) or tostring(err)
+    end
+  end
 end
 return replies
 `;
@@ -151,8 +169,10 @@ export const SCRIPTS = {
 };
 
 /**
- * Every key one admission touches, in the order of the script's KEYS: the burst window, the month's
- * count, the key's day and the account's last uses. A refund and an undo touch some of the same.
+ * Every key one admission touches, in the order of the script's KEYS for it (the burst window, the month's
+ * count, the key's day, the account's last uses, its access version and marks), then where its record goes:
+ * its account's `admitted` hash of the minute, which its call replaces with the call's (redis-admission-calls.ts)
+ * when the call is sent. A refund and an undo touch some of the same.
  */
 export function admissionKeys(prefix: string, r: Pick<AdmitRequest, 'accountId' | 'keyId' | 'now'>): string[] {
   const tag = accountTag(prefix, r.accountId);
@@ -162,8 +182,8 @@ export function admissionKeys(prefix: string, r: Pick<AdmitRequest, 'accountId' 
     `${tag}quota:${periodOf(r.now)}`,
     `${tag}keyday:${r.keyId}:${dayOf(r.now)}`,
     `${tag}lastused`,
-    `${tag}admitted:${Math.floor(r.now / ADMISSIONS_BUCKET_MS)}`,
     access,
     changing,
+    `${tag}admitted:${Math.floor(r.now / ADMISSIONS_BUCKET_MS)}`,
   ];
 }

@@ -29,8 +29,8 @@
  * A lost reply counts nothing either. Redis may run a script and write it to its append-only file, then die
  * (or the connection break) before the reply reaches the server, which answers 503. So each admission
  * records what it charged (the burst only, or the quota and the key's day too) under its unique member, in
- * a hash of the account's minute kept ADMISSIONS_KEPT_S; when the reply is lost with the connection, the
- * server sends the undo until Redis answers again. The undo reads that record and deletes it: it takes back
+ * a hash of its call (its first admission's account and minute) kept ADMISSIONS_KEPT_S; when the reply is
+ * lost with the connection, the server sends the undo until Redis answers again. The undo reads that record and deletes it: it takes back
  * exactly what was charged, once, and nothing when the script never ran. A late reply is undone the same way.
  * All of this holds for each admission of a call apart: each has its own deadline and member, a call whose
  * reply is lost has each of its admissions undone, and a late reply undoes those of its admissions that counted.
@@ -155,7 +155,7 @@ export class RedisMeter implements Meter, RedisAccessCheckedMeter, AccessFence {
    * for a refund that fails) unless the caller tries again.
    */
   private async undo(keys: string[], member: string): Promise<void> {
-    const [burst = '', quota = '', keyday = '', , admitted = ''] = keys;
+    const [burst = '', quota = '', keyday = '', , , , admitted = ''] = keys;
     await this.script('meterUndo', [burst, quota, keyday, admitted], [member]);
   }
 

@@ -107,7 +107,7 @@ describe('the meter on a three-master Redis Cluster', () => {
     ] as Array<[number, number, number]>) {
       const keys = admissionKeys(prefix, { accountId, keyId, now });
       assert.equal(keys.length, 7);
-      assert.equal(new Set(keys).size, 7, 'seven different keys (the last two: the access version and its marks)');
+      assert.equal(new Set(keys).size, 7, 'seven different keys (the access version, its marks and the admission\'s record last)');
       const found = await slots(keys);
       assert.equal(new Set(found).size, 1, `account ${accountId}: ${keys.join(' ')} hash to slots ${found.join(' ')}`);
       // Nothing global: another account's keys are other keys.

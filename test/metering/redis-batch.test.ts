@@ -204,6 +204,20 @@ describe('the admissions of one turn go to one Redis together', () => {
     assert.equal(await meter.used(8, '2026-11'), 1);
   });
 
+  it("a call whose records' hash is of the wrong type: its admitted fail as their own record's write did, the refused stand", async (t) => {
+    const { meter, admin } = await privateMeter(t, 'badrecords:');
+    const limits = { monthly: 100, perMinute: 1 };
+    assert.equal((await meter.admit({ accountId: 9, keyId: 90, limits, quota: true, now: T0 })).burst.allowed, true);
+    // The call's records go in its first admission's hash: account 10's of this minute.
+    await admin.set(admissionKeys('badrecords:', { accountId: 10, keyId: 100, now: T0 + 1 })[6]!, 'not a hash');
+    const [first, refused] = await Promise.allSettled([
+      meter.admit({ accountId: 10, keyId: 100, limits, quota: true, now: T0 + 1 }),
+      meter.admit({ accountId: 9, keyId: 90, limits, quota: true, now: T0 + 1 }),
+    ]);
+    assert.match(String(unavailable(first).cause), /WRONGTYPE/);
+    assert.equal(valueOf(refused).burst.allowed, false, 'an admission the window refused records nothing, and its answer stands');
+  });
+
   it('a call whose reply is lost with the connection: every admission of it is given back once Redis answers again', async (t) => {
     const { meter, proxy } = await meterBehindProxy(t, 'lostcall:');
     const limits = { monthly: 100, perMinute: 100 };
