@@ -17,7 +17,7 @@ import { ADMISSION_KEYS, ADMISSION_REPLY } from './redis-meter-script.js';
  * with nothing to do, and Redis had waited for it (the request thread idle a third of the time, the 2 cores
  * 72% busy, PostgreSQL + Redis item GET at 50 connections). Sent 16 at a time, Redis runs the first call while
  * the turn reads the next requests: 8-25% more requests a second in turns with it, the cores 81% busy
- * (6 and 10 a call gave the same; docs/performance.md, 2026-11-28).
+ * (6, 10 and 24 a call gave the same, 24 in pairs of servers once the records were one write a call).
  */
 export const ADMISSIONS_PER_CALL = 16;
 
