@@ -30,8 +30,9 @@
  * (or the connection break) before the reply reaches the server, which answers 503. So each admission
  * records what it charged (the burst only, or the quota and the key's day too) under its unique member, in
  * a hash of its call (its first admission's account and minute) kept ADMISSIONS_KEPT_S; when the reply is
- * lost with the connection, the server sends the undo until Redis answers again. The undo reads that record and deletes it: it takes back
- * exactly what was charged, once, and nothing when the script never ran. A late reply is undone the same way.
+ * lost with the connection, the server sends the undo until Redis answers again. The undo reads that record
+ * and deletes it: it takes back exactly what was charged, once, and nothing when the script never ran. A
+ * late reply is undone the same way.
  * All of this holds for each admission of a call apart: each has its own deadline and member, a call whose
  * reply is lost has each of its admissions undone, and a late reply undoes those of its admissions that counted.
  * The undos of lost replies: redis-lost-admissions.ts.
