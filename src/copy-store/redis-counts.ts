@@ -19,7 +19,7 @@ import { DAY_KEPT_S, QUOTA_KEPT_AFTER_RESET_S } from '../metering/redis-meter-sc
 import { globEscape } from '../metering/redis-upgrade-keys.js';
 import { RedisUsageStats } from '../usage-stats/redis-usage-stats.js';
 import { linesOfChunk } from '../usage-stats/request-log-chunks.js';
-import { dayOfHourRow } from '../usage-stats/usage-buckets.js';
+import { dayOfHourRow, outcomeDayOfHourRow } from '../usage-stats/usage-buckets.js';
 import { isOutcome, type StatsBatch } from '../usage-stats/usage-stats.js';
 import type { Database } from '../store/schema.js';
 import { shownUrl } from './shown-url.js';
@@ -212,9 +212,14 @@ async function copyStats(session: RedisSession, trx: Kysely<Database>, sinceDay:
     .select(['k.account_id', 'b.key_id', 'b.period', 'b.field', 'b.requests'])
     .where('b.period', '>=', sinceDay)
     .execute();
+  // A day's outcomes are its row plus its `o:` hours not yet purged (usage-buckets.ts); Redis keeps them by day.
+  const outcomeHours = buckets.flatMap((b) => {
+    const of = outcomeDayOfHourRow(b.period, b.field);
+    return of === null ? [] : [{ account_id: b.account_id, key_id: b.key_id, day: of.day, outcome: of.outcome, requests: Number(b.requests) }];
+  });
   const batch: StatsBatch = {
-    outcomes: outcomes.flatMap((o) =>
-      isOutcome(o.outcome) ? [{ accountId: o.account_id, keyId: o.key_id, day: o.day, outcome: o.outcome, requests: o.requests }] : [],
+    outcomes: [...outcomes, ...outcomeHours].flatMap((o) =>
+      isOutcome(o.outcome) ? [{ accountId: o.account_id, keyId: o.key_id, day: o.day, outcome: o.outcome, requests: Number(o.requests) }] : [],
     ),
     lastUse: lastUse.map((u) => ({ accountId: u.account_id, keyId: u.key_id, at: Date.parse(u.at), address: u.address })),
     rejections: [...rejections.values()],

@@ -29,6 +29,7 @@ import { accountDaysTriggerCostMigration } from './migrations/0016-account-days-
 import { requestLogChunksMigration } from './migrations/0017-request-log-chunks.js';
 import { truncateAccessMigration } from './migrations/0018-truncate-access.js';
 import { daysFromHoursMigration } from './migrations/0019-days-from-hours.js';
+import { outcomesFromHoursMigration } from './migrations/0020-outcomes-from-hours.js';
 import type { Database } from './schema.js';
 
 /** How long a writer waits for another process's lock before the store counts as unavailable (503). */
@@ -195,6 +196,7 @@ function migrationsFor(dialect: Dialect): Record<string, Migration> {
     '0017-request-log-chunks': requestLogChunksMigration(dialect),
     '0018-truncate-access': truncateAccessMigration(dialect),
     '0019-days-from-hours': daysFromHoursMigration(),
+    '0020-outcomes-from-hours': outcomesFromHoursMigration(),
   };
 }
 

@@ -39,7 +39,10 @@ export abstract class BufferedUsageStats implements UsageStats {
   pace: StatsPace = { flushDelayMs: FLUSH_DELAY_MS, flushRecords: FLUSH_RECORDS };
 
   protected abstract write(batch: StatsBatch): Promise<void>;
-  /** Whether a flush writes each hour's counts to its day too, or the store makes its days from its hours (BucketCounts). */
+  /**
+   * Whether a flush writes each hour's counts to its day too (the day buckets and the day outcomes), or the
+   * store makes its days from its hours (BucketCounts; the outcomes' `o:` hours).
+   */
   protected writesDayBuckets(): boolean {
     return true;
   }
@@ -199,7 +202,7 @@ export abstract class BufferedUsageStats implements UsageStats {
       const own = { lastUse: batch.lastUse, outcomes: batch.outcomes, rejections: batch.rejections };
       ownBuckets.addTo(this.pendingBuckets);
       mergeLastUse(this.pendingLastUse, own.lastUse);
-      mergeOutcomes(this.pendingOutcomes, own.outcomes);
+      if (this.pendingBuckets.withDays) mergeOutcomes(this.pendingOutcomes, own.outcomes);
       mergeRejections(this.pendingRejections, own.rejections);
       const countsDue = mode !== 'busy' || this.countsBacklog || Date.now() - this.countsWrittenAt >= COUNTS_WRITE_MS;
       Object.assign(batch, countsDue ? this.takeCounts(mode === 'all' ? Infinity : this.countRowsPerWrite) : { buckets: [], lastUse: [], outcomes: [], rejections: [] });
@@ -235,7 +238,7 @@ export abstract class BufferedUsageStats implements UsageStats {
           mergeRejections(this.pendingRejections, ofFailed(batch.rejections));
         }
         ownBuckets.addTo(this.pendingBuckets, -1, failed === null ? undefined : (accountId) => failed.has(accountId));
-        mergeOutcomes(this.pendingOutcomes, ofFailed(own.outcomes), -1);
+        if (this.pendingBuckets.withDays) mergeOutcomes(this.pendingOutcomes, ofFailed(own.outcomes), -1);
         this.scheduleFlush();
         throw error;
       }

@@ -5,8 +5,8 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
-import { dayOfHourRow, HOURS_KEPT_MS, hourOf } from './usage-buckets.js';
-import { REQUEST_LOG_MS, type StatsBatch } from './usage-stats.js';
+import { dayOfHourRow, HOURS_KEPT_MS, hourOf, outcomeDayOfHourRow } from './usage-buckets.js';
+import { isOutcome, REQUEST_LOG_MS, type StatsBatch } from './usage-stats.js';
 
 /** How often (real time) a flush also purges what is past its time. */
 export const PURGE_EVERY_MS = 10 * 60_000;
@@ -88,7 +88,7 @@ export interface PurgedBucket {
 
 /**
  * The day rows that purged hours add to: summed per key, day and field, `o:` apart (a day's outcomes are
- * key_outcomes_daily's). Upserted in the purge's transaction, so an hour counts in its day exactly once:
+ * key_outcomes_daily's: outcomeDaysOfHours). Upserted in the purge's transaction, so an hour counts in its day exactly once:
  * either its row is still there (and reads add it to the day) or its day's row holds it.
  */
 export function daysOfHours(purged: readonly PurgedBucket[]): StatsBatch['buckets'] {
@@ -101,6 +101,27 @@ export function daysOfHours(purged: readonly PurgedBucket[]): StatsBatch['bucket
     const row = days.get(id);
     // accountId is not written: the upsert takes the key, period and field (bucketsUpsert).
     if (row === undefined) days.set(id, { accountId: 0, keyId, period, field: r.field, requests: Number(r.requests) });
+    else row.requests += Number(r.requests);
+  }
+  return [...days.values()];
+}
+
+/**
+ * The day outcomes that purged `o:` hours add to (key_outcomes_daily): summed per key, day and outcome, as
+ * daysOfHours does for the other fields, in the same transaction.
+ */
+export function outcomeDaysOfHours(purged: readonly PurgedBucket[]): StatsBatch['outcomes'] {
+  const days = new Map<string, StatsBatch['outcomes'][number]>();
+  for (const r of purged) {
+    const of = outcomeDayOfHourRow(r.period, r.field);
+    // Only the outcomes this build knows are written (as a flush writes them).
+    if (of === null || !isOutcome(of.outcome)) continue;
+    const outcome = of.outcome;
+    const keyId = Number(r.key_id);
+    const id = `${keyId}|${of.day}|${outcome}`;
+    const row = days.get(id);
+    // accountId is not written: the upsert takes the key, day and outcome (outcomesUpsert).
+    if (row === undefined) days.set(id, { accountId: 0, keyId, day: of.day, outcome, requests: Number(r.requests) });
     else row.requests += Number(r.requests);
   }
   return [...days.values()];

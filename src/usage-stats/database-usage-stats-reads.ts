@@ -6,26 +6,40 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
 import { addField, outcomesByDay, REJECTIONS_KEPT, type DayOutcomes, type LastUse, type Rejection } from './usage-stats.js';
 
-export async function readKeyOutcomes(db: Kysely<Database>, keyId: number, sinceDay: string, untilDay: string): Promise<DayOutcomes[]> {
-  const rows = await db.selectFrom('key_outcomes_daily')
-    .select(['day', 'outcome', 'requests'])
-    .where('key_id', '=', keyId)
-    .where('day', '>=', sinceDay)
-    .where('day', '<=', untilDay)
-    .execute();
-  return outcomesByDay(sinceDay, untilDay, rows.map((row) => ({ ...row, requests: Number(row.requests) })));
+/**
+ * The days' outcomes: each day's row of key_outcomes_daily plus its `o:` hours not yet purged (usage-buckets.ts),
+ * summed per day and outcome over the keys.
+ */
+async function readOutcomes(db: Kysely<Database>, keyIds: readonly number[], sinceDay: string, untilDay: string): Promise<DayOutcomes[]> {
+  if (keyIds.length === 0) return outcomesByDay(sinceDay, untilDay, []);
+  const day = sql<string>`substr(period, 1, 10)`;
+  const [rows, hours] = await Promise.all([
+    db.selectFrom('key_outcomes_daily')
+      .select(['day', 'outcome', (eb) => eb.fn.sum<number | string>('requests').as('requests')])
+      .where('key_id', 'in', [...keyIds])
+      .where('day', '>=', sinceDay)
+      .where('day', '<=', untilDay)
+      .groupBy(['day', 'outcome'])
+      .execute(),
+    db.selectFrom('key_usage_buckets')
+      .select([day.as('day'), sql<string>`substr(field, 3)`.as('outcome'), (eb) => eb.fn.sum<number | string>('requests').as('requests')])
+      .where('key_id', 'in', [...keyIds])
+      .where('period', '>=', `${sinceDay}T00`)
+      .where('period', '<=', `${untilDay}T23`)
+      .where(sql<number>`length(period)`, '=', 13)
+      .where('field', 'like', 'o:%')
+      .groupBy([day, 'field'])
+      .execute(),
+  ]);
+  return outcomesByDay(sinceDay, untilDay, [...rows, ...hours].map((row) => ({ ...row, requests: Number(row.requests) })));
 }
 
-export async function readKeysOutcomes(db: Kysely<Database>, keyIds: readonly number[], sinceDay: string, untilDay: string): Promise<DayOutcomes[]> {
-  if (keyIds.length === 0) return outcomesByDay(sinceDay, untilDay, []);
-  const rows = await db.selectFrom('key_outcomes_daily')
-    .select(['day', 'outcome', (eb) => eb.fn.sum<number | string>('requests').as('requests')])
-    .where('key_id', 'in', [...keyIds])
-    .where('day', '>=', sinceDay)
-    .where('day', '<=', untilDay)
-    .groupBy(['day', 'outcome'])
-    .execute();
-  return outcomesByDay(sinceDay, untilDay, rows.map((row) => ({ ...row, requests: Number(row.requests) })));
+export function readKeyOutcomes(db: Kysely<Database>, keyId: number, sinceDay: string, untilDay: string): Promise<DayOutcomes[]> {
+  return readOutcomes(db, [keyId], sinceDay, untilDay);
+}
+
+export function readKeysOutcomes(db: Kysely<Database>, keyIds: readonly number[], sinceDay: string, untilDay: string): Promise<DayOutcomes[]> {
+  return readOutcomes(db, keyIds, sinceDay, untilDay);
 }
 
 export async function readRecentRejections(db: Kysely<Database>, keyId: number): Promise<Rejection[]> {
@@ -48,9 +62,10 @@ export async function readLastUse(db: Kysely<Database>, keyIds: readonly number[
 
 /**
  * The days' counts still in hour rows (usage-buckets.ts: a day is its row plus its hours not yet purged),
- * `o:` apart, summed per day and field, for the hours of the days from `first` to `last`.
+ * summed per day and field, for the hours of the days from `first` to `last`; `o:` too with `outcomes` (the
+ * account's totals, whose day outcomes come from key_outcomes_daily: its rows hold the purged hours only).
  */
-function hoursOfDays(db: Kysely<Database>, first: string, last: string) {
+function hoursOfDays(db: Kysely<Database>, first: string, last: string, outcomes = false) {
   const day = sql<string>`substr(b.period, 1, 10)`;
   return db
     .selectFrom('key_usage_buckets as b')
@@ -58,7 +73,7 @@ function hoursOfDays(db: Kysely<Database>, first: string, last: string) {
     .where('b.period', '>=', `${first}T00`)
     .where('b.period', '<=', `${last}T23`)
     .where(sql<number>`length(b.period)`, '=', 13)
-    .where('b.field', 'not like', 'o:%')
+    .$if(!outcomes, (q) => q.where('b.field', 'not like', 'o:%'))
     .groupBy([day, 'b.field']);
 }
 
@@ -101,7 +116,7 @@ export async function readAccountDays(db: Kysely<Database>, accountId: number, h
       .where('day', '>=', first)
       .where('day', '<=', last)
       .execute(),
-    hoursOfDays(db, first, last)
+    hoursOfDays(db, first, last, true)
       .innerJoin('api_keys as k', 'k.id', 'b.key_id')
       .where('k.account_id', '=', accountId)
       .$if(hidden.length > 0, (q) => q.where('b.key_id', 'not in', [...hidden]))

@@ -23,7 +23,7 @@ import type { Database } from '../store/schema.js';
 import { chunkOf, ChunkSweeps, FULL_SWEEP_SLICE, fullSweepSliceEnd, newestLines, readChunks, sweepChunks, type ChunkRow, type SweepPlan } from './request-log-chunks.js';
 import { withBusyTimeout } from '../metering/sqlite-busy-timeout.js';
 import { BufferedUsageStats } from './buffered-usage-stats.js';
-import { bucketPurge, chunkPurge, daysOfHours, FIRST_KEY, newestOf, PURGE_EVERY_MS, PURGE_ROWS_PER_WRITE, purgedTo, type Purge, type PurgedBucket } from './database-usage-stats-purge.js';
+import { bucketPurge, chunkPurge, daysOfHours, FIRST_KEY, outcomeDaysOfHours, newestOf, PURGE_EVERY_MS, PURGE_ROWS_PER_WRITE, purgedTo, type Purge, type PurgedBucket } from './database-usage-stats-purge.js';
 import { bucketsUpsert, chunks, lastUseUpsert, outcomesUpsert, prepareRowStatements, rejectionStatements, type RowStatements } from './database-usage-stats-statements.js';
 import { readAccountDays, readKeyOutcomes, readKeysOutcomes, readLastUse, readRecentRejections, readUsageBuckets } from './database-usage-stats-reads.js';
 import { REJECTIONS_KEPT, REQUEST_LOG_KEPT, type DayOutcomes, type LastUse, type Rejection, type RequestLogEntry, type StatsBatch } from './usage-stats.js';
@@ -94,8 +94,9 @@ export class DatabaseUsageStats extends BufferedUsageStats {
     const purge = this.purgeDue(batch);
     const purgeRows = this.purgeRows;
     if (conn === null) {
+      // The day outcomes are not written: the `o:` hour rows among the buckets hold them until the purge adds
+      // them to key_outcomes_daily (outcomeDaysOfHours), as the other fields' days (usage-buckets.ts).
       const queries = [
-        ...chunks(batch.outcomes).map((rows) => outcomesUpsert(this.db, rows)),
         ...chunks(batch.lastUse).map((rows) => lastUseUpsert(this.db, rows)),
         ...chunks(batch.buckets).map((rows) => bucketsUpsert(this.db, rows)),
         ...rejectionStatements(this.db, batch),
@@ -104,6 +105,7 @@ export class DatabaseUsageStats extends BufferedUsageStats {
       const purgeHours = async (trx: Kysely<Database>, newest: number, from: number) => {
         const gone = await bucketPurge(trx, newest, from, purgeRows).execute();
         for (const rows of chunks(daysOfHours(gone))) await trx.executeQuery(bucketsUpsert(trx, rows).compile());
+        for (const rows of chunks(outcomeDaysOfHours(gone))) await trx.executeQuery(outcomesUpsert(trx, rows).compile());
         return purgedTo(gone, purgeRows);
       };
       const { wrote, fullReached, purged } = await this.db.transaction().execute(async (trx) => {
@@ -151,12 +153,12 @@ export class DatabaseUsageStats extends BufferedUsageStats {
       if (q === null) return null;
       const gone = conn.prepare(q.sql).all(...q.parameters) as PurgedBucket[];
       for (const r of daysOfHours(gone)) bucket.run(r.keyId, r.period, r.field, r.requests);
+      for (const r of outcomeDaysOfHours(gone)) outcome.run(r.keyId, r.day, r.outcome, r.requests);
       return purgedTo(gone, purgeRows);
     };
     const { wrote, fullReached, purged } = withBusyTimeout(conn, this.lockWaitMs, () =>
       conn
         .transaction(() => {
-          for (const r of batch.outcomes) outcome.run(r.keyId, r.day, r.outcome, r.requests);
           for (const r of batch.lastUse) lastUse.run(r.keyId, new Date(r.at).toISOString(), r.address);
           for (const r of batch.buckets) bucket.run(r.keyId, r.period, r.field, r.requests);
           for (const entry of batch.rejections) {

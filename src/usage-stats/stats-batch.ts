@@ -19,6 +19,7 @@ export function summarize(records: readonly RequestRecord[]): { batch: StatsBatc
   const buckets = new UsageBucketCounter();
   for (const r of records) {
     if (r.call !== undefined) buckets.add(r, r.call.endpoint, r.call.durationMs);
+    else if (r.outcome !== null) buckets.addOutcome({ ...r, outcome: r.outcome });
     if (r.outcome !== null) {
       const day = dayOf(r.at);
       const id = `${r.keyId}|${day}|${r.outcome}`;

@@ -2,13 +2,14 @@
  * Usage in depth (the settings screen's ranges): per key, per UTC hour and per UTC day, requests counted in
  * named fields of one small table (or one Redis hash per key and period):
  *   `e:<endpoint>`  requests by endpoint, every outcome (`e:other` for a path the API does not have);
- *   `o:<outcome>`   requests by outcome, hours only (days have key_outcomes_daily, kept since before);
+ *   `o:<outcome>`   requests by outcome, hours only (days have key_outcomes_daily: in the database a day's
+ *                   outcomes are its row there plus its `o:` hours still kept, as for the other fields);
  *   `s:<i>`         a histogram of server time, log-spaced (server-times.ts; `t:<i>`, its coarser
  *                   buckets of before, is still read).
  * Hours are kept 2 days (the 24-hour range), days as long as the outcomes are. Redis adds each flush's counts
  * to the day as well as the hour. The database writes hours only: a day's row holds the hours purged, so a
- * day is its row plus its hours still kept (`o:` apart), which halves the rows a flush writes (and their
- * account totals' triggers) where many keys are busy (docs/performance.md).
+ * day is its row plus its hours still kept (an outcome's day row is key_outcomes_daily's), which halves the
+ * rows a flush writes (and their account totals' triggers) where many keys are busy (docs/performance.md).
  */
 import { dayOf } from '../metering/periods.js';
 import { FINE_TIME_FIELDS, fineTimeBucket } from './server-times.js';
@@ -52,6 +53,11 @@ export function dayOfHourRow(period: string, field: string): string | null {
   return period.length === 13 && !field.startsWith('o:') ? period.slice(0, 10) : null;
 }
 
+/** The day and outcome of an outcome's hour row (`o:counted` of `2026-11-24T08`), or null for any other row. */
+export function outcomeDayOfHourRow(period: string, field: string): { day: string; outcome: string } | null {
+  return period.length === 13 && field.startsWith('o:') ? { day: period.slice(0, 10), outcome: field.slice(2) } : null;
+}
+
 /** One key's requests in one hour of a flush. */
 interface HourCounts {
   accountId: number;
@@ -71,6 +77,19 @@ export class UsageBucketCounter {
 
   /** One request of the key at `at` (epoch ms); its outcome null when it counts in no outcome bucket. */
   add(r: { accountId: number; keyId: number; at: number; outcome: string | null }, endpoint: string | null, durationMs: number): void {
+    const counts = this.countsOf(r);
+    counts.endpoints.set(endpoint, (counts.endpoints.get(endpoint) ?? 0) + 1);
+    if (r.outcome !== null) counts.outcomes.set(r.outcome, (counts.outcomes.get(r.outcome) ?? 0) + 1);
+    counts.times[fineTimeBucket(durationMs)]!++;
+  }
+
+  /** A request kept without its call (no endpoint or server time): its outcome alone, which a day's outcomes are read from. */
+  addOutcome(r: { accountId: number; keyId: number; at: number; outcome: string }): void {
+    const counts = this.countsOf(r);
+    counts.outcomes.set(r.outcome, (counts.outcomes.get(r.outcome) ?? 0) + 1);
+  }
+
+  private countsOf(r: { accountId: number; keyId: number; at: number }): HourCounts {
     let hours = this.keys.get(r.keyId);
     if (hours === undefined) {
       hours = new Map();
@@ -82,9 +101,7 @@ export class UsageBucketCounter {
       counts = { accountId: r.accountId, endpoints: new Map(), outcomes: new Map(), times: new Array<number>(FINE_TIME_FIELDS.length).fill(0) };
       hours.set(hourStart, counts);
     }
-    counts.endpoints.set(endpoint, (counts.endpoints.get(endpoint) ?? 0) + 1);
-    if (r.outcome !== null) counts.outcomes.set(r.outcome, (counts.outcomes.get(r.outcome) ?? 0) + 1);
-    counts.times[fineTimeBucket(durationMs)]!++;
+    return counts;
   }
 
   /**

@@ -47,6 +47,23 @@ async function aliceKeyIds(ctx: TestContext): Promise<number[]> {
   return (await ctx.store.db.selectFrom('api_keys').select('id').where('account_id', '=', ctx.loaded.accounts.alice!).orderBy('id').execute()).map((r) => r.id);
 }
 
+/**
+ * A fresh store migrated up to `migration`, its statistics read from the database: `body` writes rows as an
+ * earlier release did, migrates and reads; both are closed after.
+ */
+async function fromMigration(migration: string, body: (ctx: TestContext, stats: DatabaseUsageStats, keys: { alice: number; k1: number; k2: number }) => Promise<void>): Promise<void> {
+  const ctx = await createTestContext({ now: NOW });
+  const stats = new DatabaseUsageStats(ctx.store);
+  try {
+    const [k1, k2] = await aliceKeyIds(ctx);
+    await migrateTo(ctx.store, migration);
+    await body(ctx, stats, { alice: ctx.loaded.accounts.alice!, k1: k1!, k2: k2! });
+  } finally {
+    await stats.close();
+    await ctx.close();
+  }
+}
+
 /** The usage as the key details read it (each key's buckets and outcomes summed), and as the account view does. */
 async function bothWays(ctx: TestContext, accountId: number, range: RangeName) {
   const deps: AppDeps = { config: ctx.config, store: ctx.store, meter: ctx.meter, clock: ctx.clock, stats: ctx.stats };
@@ -260,31 +277,25 @@ test("migration 0016 undone gives back 0015's triggers, which keep the totals to
 });
 
 test("migration 0019 takes the hours kept out of their days' rows: every day and hour reads the same, and down gives them back", async () => {
-  const ctx = await createTestContext({ now: NOW });
-  const stats = new DatabaseUsageStats(ctx.store);
-  try {
-    const { store } = ctx;
-    const alice = ctx.loaded.accounts.alice!;
-    const [k1, k2] = await aliceKeyIds(ctx);
-    await migrateTo(store, '0018-truncate-access');
+  await fromMigration('0018-truncate-access', async ({ store }, stats, { alice, k1, k2 }) => {
     // As a flush wrote them before: each hour's counts in its day's row too (the day's other hours purged).
     await store.db
       .insertInto('key_usage_buckets')
       .values([
-        { key_id: k1!, period: '2026-11-19T08', field: 'e:/me', requests: 4 },
-        { key_id: k1!, period: '2026-11-19T08', field: 'o:counted', requests: 4 },
-        { key_id: k1!, period: '2026-11-19T08', field: 's:3', requests: 4 },
-        { key_id: k1!, period: '2026-11-19T09', field: 'e:/me', requests: 1 },
-        { key_id: k1!, period: '2026-11-19', field: 'e:/me', requests: 11 },
-        { key_id: k1!, period: '2026-11-19', field: 's:3', requests: 4 },
-        { key_id: k2!, period: '2026-11-19', field: 'e:/me', requests: 2 },
-        { key_id: k2!, period: '2026-11-18', field: 'e:/me', requests: 5 },
+        { key_id: k1, period: '2026-11-19T08', field: 'e:/me', requests: 4 },
+        { key_id: k1, period: '2026-11-19T08', field: 'o:counted', requests: 4 },
+        { key_id: k1, period: '2026-11-19T08', field: 's:3', requests: 4 },
+        { key_id: k1, period: '2026-11-19T09', field: 'e:/me', requests: 1 },
+        { key_id: k1, period: '2026-11-19', field: 'e:/me', requests: 11 },
+        { key_id: k1, period: '2026-11-19', field: 's:3', requests: 4 },
+        { key_id: k2, period: '2026-11-19', field: 'e:/me', requests: 2 },
+        { key_id: k2, period: '2026-11-18', field: 'e:/me', requests: 5 },
       ])
       .execute();
     const periods = ['2026-11-18', '2026-11-19', '2026-11-19T08', '2026-11-19T09'];
     const days = ['2026-11-18', '2026-11-19'];
     const rowsOf = async () =>
-      (await store.db.selectFrom('key_usage_buckets').select(['key_id', 'period', 'field', 'requests']).where('key_id', 'in', [k1!, k2!]).where(sql<number>`length(period)`, '=', 10).orderBy('key_id').orderBy('period').orderBy('field').execute()).map(
+      (await store.db.selectFrom('key_usage_buckets').select(['key_id', 'period', 'field', 'requests']).where('key_id', 'in', [k1, k2]).where(sql<number>`length(period)`, '=', 10).orderBy('key_id').orderBy('period').orderBy('field').execute()).map(
         (r) => [r.key_id === k1 ? 'k1' : 'k2', r.period, r.field, Number(r.requests)],
       );
     const before = await rowsOf();
@@ -296,8 +307,8 @@ test("migration 0019 takes the hours kept out of their days' rows: every day and
       ['2026-11-19T09', new Map([['e:/me', 1]])],
     ]);
     await migrateToLatest(store);
-    assert.deepEqual(await stats.usageBuckets(alice, [k1!, k2!], periods), expected);
-    const account = await stats.accountDays(alice, [k1!, k2!], [], days);
+    assert.deepEqual(await stats.usageBuckets(alice, [k1, k2], periods), expected);
+    const account = await stats.accountDays(alice, [k1, k2], [], days);
     assert.equal(account.get('2026-11-19')?.get('e:/me'), 13, "the account's day: its keys' rows and hours");
     assert.equal(account.get('2026-11-19')?.get('s:3'), 4);
     assert.equal(account.get('2026-11-18')?.get('e:/me'), 5);
@@ -310,8 +321,64 @@ test("migration 0019 takes the hours kept out of their days' rows: every day and
     await migrateTo(store, '0018-truncate-access');
     assert.deepEqual(await rowsOf(), before, 'down: the hours added to their days again');
     await migrateToLatest(store);
-  } finally {
-    await stats.close();
-    await ctx.close();
-  }
+  });
+});
+
+test("migration 0020 takes the outcome hours kept out of key_outcomes_daily: every day reads the same, the account's too, and down gives them back", async () => {
+  await fromMigration('0019-days-from-hours', async ({ store }, stats, { alice, k1, k2 }) => {
+    // As a flush wrote them before: each outcome's hours in its day's row too (the day's other hours purged).
+    await store.db
+      .insertInto('key_usage_buckets')
+      .values([
+        { key_id: k1, period: '2026-11-19T08', field: 'o:counted', requests: 4 },
+        { key_id: k1, period: '2026-11-19T09', field: 'o:counted', requests: 1 },
+        { key_id: k1, period: '2026-11-19T09', field: 'o:bad_request', requests: 2 },
+        { key_id: k1, period: '2026-11-19T09', field: 'e:/me', requests: 3 },
+      ])
+      .execute();
+    await store.db
+      .insertInto('key_outcomes_daily')
+      .values([
+        { key_id: k1, day: '2026-11-19', outcome: 'counted', requests: 9 },
+        { key_id: k1, day: '2026-11-19', outcome: 'bad_request', requests: 2 },
+        { key_id: k2, day: '2026-11-19', outcome: 'counted', requests: 3 },
+        { key_id: k2, day: '2026-11-18', outcome: 'server_error', requests: 1 },
+      ])
+      .execute();
+    const rowsOf = async () =>
+      (await store.db.selectFrom('key_outcomes_daily').select(['key_id', 'day', 'outcome', 'requests']).where('key_id', 'in', [k1, k2]).orderBy('key_id').orderBy('day').orderBy('outcome').execute()).map(
+        (r) => [r.key_id === k1 ? 'k1' : 'k2', r.day, r.outcome, Number(r.requests)],
+      );
+    const reads = async () => ({
+      k1: (await stats.keyOutcomes(alice, k1, '2026-11-18', '2026-11-19')).map((d) => [d.day, d.counts.counted, d.counts.bad_request, d.counts.server_error]),
+      both: (await stats.keysOutcomes(alice, [k1, k2], '2026-11-18', '2026-11-19')).map((d) => [d.day, d.counts.counted, d.counts.bad_request, d.counts.server_error]),
+      account: [...((await stats.accountDays(alice, [k1, k2], [], ['2026-11-19'])).get('2026-11-19') ?? new Map())].filter(([field]) => field.startsWith('o:')).sort(),
+    });
+    const before = await rowsOf();
+    await migrateToLatest(store);
+    const expected = {
+      k1: [
+        ['2026-11-19', 9, 2, 0],
+        ['2026-11-18', 0, 0, 0],
+      ],
+      both: [
+        ['2026-11-19', 12, 2, 0],
+        ['2026-11-18', 0, 0, 1],
+      ],
+      account: [
+        ['o:bad_request', 2],
+        ['o:counted', 12],
+      ],
+    };
+    assert.deepEqual(await reads(), expected, 'each day: its rows plus its hours kept');
+    assert.deepEqual(await rowsOf(), [
+      ['k1', '2026-11-19', 'bad_request', 0],
+      ['k1', '2026-11-19', 'counted', 4],
+      ['k2', '2026-11-18', 'server_error', 1],
+      ['k2', '2026-11-19', 'counted', 3],
+    ]);
+    await migrateTo(store, '0019-days-from-hours');
+    assert.deepEqual(await rowsOf(), before, 'down: the hours added to their days again');
+    await migrateToLatest(store);
+  });
 });

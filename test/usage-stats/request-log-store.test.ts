@@ -331,8 +331,8 @@ describe(`the purge goes a slice of each table a write, ${PURGE_ROWS_PER_WRITE} 
 
   /**
    * What another process left, written as rows: keys 20-29 each a chunk just past 7 days and one just within,
-   * two hour buckets just past 2 days (an endpoint's, which the purge adds to its day, and an outcome's, which
-   * it does not), one just within and a day bucket of 8 days ago (days are not purged);
+   * two hour buckets just past 2 days (an endpoint's, which the purge adds to its day row, and an outcome's,
+   * which it adds to key_outcomes_daily), one just within and a day bucket of 8 days ago (days are not purged);
    * key 40 150 lines within 7 days in three chunks, the first of which the sweep of every chunk deletes.
    */
   async function leftBehind(db: Db): Promise<void> {
@@ -408,8 +408,17 @@ describe(`the purge goes a slice of each table a write, ${PURGE_ROWS_PER_WRITE} 
       // The 10 old hours' endpoint counts, and the 10 kept hours' when they are of the same day.
       const inDay = new Map([['e:/catalogue/:id', 10 + (hourOf(T0 - HOURS_KEPT_MS).startsWith(day) ? 10 : 0)]]);
       assert.deepEqual(await dayRead(), inDay, "the day from its hours, the outcomes' apart");
+      const countedOn = async () => (await stats.keysOutcomes(0, OLD_KEYS, day, day))[0]?.counts.counted;
+      const outcomeRows = () => store.store.db.selectFrom('key_outcomes_daily').select(['key_id', 'day', 'outcome', 'requests']).where('key_id', 'in', OLD_KEYS).execute();
+      assert.equal(await countedOn(), 10, "the day's outcomes from its hours");
+      assert.deepEqual(await outcomeRows(), []);
       const seen = await purgeWrites(stats, store.store.db);
       assert.deepEqual(await dayRead(), inDay, 'the old hours from their day row: each counted once');
+      assert.equal(await countedOn(), 10, "the day's outcomes from key_outcomes_daily: each hour counted once");
+      assert.deepEqual(
+        (await outcomeRows()).map((r) => [Number(r.key_id), r.day, r.outcome, Number(r.requests)]).sort((a, b) => Number(a[0]) - Number(b[0])),
+        OLD_KEYS.map((k) => [k, day, 'counted', 1]),
+      );
       assert.deepEqual(
         seen.map((r) => r.oldChunks),
         [7, 4, 1, 0, 0, 0, 0],
@@ -423,7 +432,7 @@ describe(`the purge goes a slice of each table a write, ${PURGE_ROWS_PER_WRITE} 
       assert.deepEqual(
         seen.map((r) => r.rolled),
         [2, 3, 5, 6, 8, 9, 10],
-        "each slice's endpoint hours added to their day in the write that deletes them (its outcome hours are not)",
+        "each slice's endpoint hours added to their day row in the write that deletes them (its outcome hours to key_outcomes_daily)",
       );
       for (const r of seen) assert.deepEqual({ keptChunks: r.keptChunks, keptHours: r.keptHours, days: r.days, linesOf40: r.linesOf40 }, kept);
     } finally {
@@ -739,7 +748,8 @@ describe(`a busy server sums usage buckets, last uses, outcomes and rejections o
       await settle(1);
       burst();
       await settle(2);
-      assert.ok(bucketRows[0]! > 0 && outcomeRows[0]! > 0 && rejectionRows[0]! > 0, 'the first write has the buckets, outcomes and rejections');
+      assert.ok(bucketRows[0]! > 0 && rejectionRows[0]! > 0, 'the first write has the buckets (the outcomes among them, by the hour) and rejections');
+      assert.deepEqual(outcomeRows, [0, 0], 'no day outcomes: the database makes them from the hours when it purges them');
       assert.deepEqual([bucketRows[1], outcomeRows[1], rejectionRows[1]], [0, 0, 0], 'the busy flush right after it holds its own back');
       // The next write takes the held counts with its own; it fails; then one succeeds.
       stats.record(record(11, T0 + i, i++));
@@ -787,8 +797,8 @@ describe(`a busy server writes a second's counts of many keys a slice a turn (${
     // The slice as the statistics' thread sets it for SQLite (usage-stats-worker.ts), smaller here.
     const stats = new Probe(store.store, { rowsPerWrite: SLICE });
     try {
-      // One request of each of FLUSH_RECORDS keys (ids 1000 up, recorded highest first): a busy flush, each key 5 rows
-      // (its outcome, its last use, its hour's endpoint, outcome and server time).
+      // One request of each of FLUSH_RECORDS keys (ids 1000 up, recorded highest first): a busy flush, each key 4 rows
+      // (its last use, its hour's endpoint, outcome and server time).
       for (let n = FLUSH_RECORDS - 1; n >= 0; n--) stats.record(record(1000 + n, T0 + n, n));
       failAt = 3;
       const started = Date.now();
@@ -799,7 +809,7 @@ describe(`a busy server writes a second's counts of many keys a slice a turn (${
         await new Promise((resolve) => setTimeout(resolve, 1200));
       }
       const counted = writes.filter((w) => w.rows > 0);
-      assert.ok(counted.length >= (FLUSH_RECORDS * 5) / SLICE, `${counted.length} writes of counts, before any flush() asked for them`);
+      assert.ok(counted.length >= (FLUSH_RECORDS * 4) / SLICE, `${counted.length} writes of counts, before any flush() asked for them`);
       for (const w of counted) assert.ok(w.rows <= SLICE + 5, `a write of ${w.rows} rows: whole keys of about ${SLICE} rows`);
       const due = counted.slice(0, failAt).flatMap((w) => w.keys);
       assert.deepEqual(due, [...due].sort((a, b) => a - b), 'the keys go lowest first');
@@ -825,8 +835,9 @@ describe(`a busy server writes a second's counts of many keys a slice a turn (${
   for (const kind of kinds) {
     test(`${kind.name}: a busy write takes at most ${COUNT_ROWS_PER_WRITE} rows (and a key's); the rest go at the next turns by themselves`, async () => {
       const writes: number[] = [];
-      // A request's rows: its outcome, last use, hour's endpoint, outcome and server time, and in Redis its day's two.
-      const perKey = kind.name === 'Redis' ? 7 : 5;
+      // A request's rows: its last use, hour's endpoint, outcome and server time, and in Redis its day's outcome,
+      // endpoint and server time (the database makes its days from the hours).
+      const perKey = kind.name === 'Redis' ? 7 : 4;
       const { stats, close } = await kind.open();
       stats.onWrite = (batch) => writes.push(countRows(batch));
       try {
