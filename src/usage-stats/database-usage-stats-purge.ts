@@ -88,8 +88,8 @@ export interface PurgedBucket {
 
 /**
  * The day rows that purged hours add to: summed per key, day and field, `o:` apart (a day's outcomes are
- * key_outcomes_daily's: outcomeDaysOfHours). Upserted in the purge's transaction, so an hour counts in its day exactly once:
- * either its row is still there (and reads add it to the day) or its day's row holds it.
+ * key_outcomes_daily's: outcomeDaysOfHours). Upserted in the purge's transaction, so an hour counts in its
+ * day exactly once: either its row is still there (and reads add it to the day) or its day's row holds it.
  */
 export function daysOfHours(purged: readonly PurgedBucket[]): StatsBatch['buckets'] {
   const days = new Map<string, StatsBatch['buckets'][number]>();
