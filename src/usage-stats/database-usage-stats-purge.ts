@@ -87,44 +87,35 @@ export interface PurgedBucket {
 }
 
 /**
- * The day rows that purged hours add to: summed per key, day and field, `o:` apart (a day's outcomes are
- * key_outcomes_daily's: outcomeDaysOfHours). Upserted in the purge's transaction, so an hour counts in its
- * day exactly once: either its row is still there (and reads add it to the day) or its day's row holds it.
+ * What purged hours add to their days: the day rows of key_usage_buckets (summed per key, day and field) and,
+ * for the `o:` hours, the day outcomes of key_outcomes_daily (per key, day and outcome; only the outcomes this
+ * build knows, as a flush writes them). Upserted in the purge's transaction, so an hour counts in its day
+ * exactly once: either its row is still there (and reads add it to the day) or its day's row holds it.
  */
-export function daysOfHours(purged: readonly PurgedBucket[]): StatsBatch['buckets'] {
+export function daysOfHours(purged: readonly PurgedBucket[]): Pick<StatsBatch, 'buckets' | 'outcomes'> {
   const days = new Map<string, StatsBatch['buckets'][number]>();
+  const outcomes = new Map<string, StatsBatch['outcomes'][number]>();
   for (const r of purged) {
-    const period = dayOfHourRow(r.period, r.field);
-    if (period === null) continue;
     const keyId = Number(r.key_id);
-    const id = `${keyId}|${period}|${r.field}`;
-    const row = days.get(id);
-    // accountId is not written: the upsert takes the key, period and field (bucketsUpsert).
-    if (row === undefined) days.set(id, { accountId: 0, keyId, period, field: r.field, requests: Number(r.requests) });
-    else row.requests += Number(r.requests);
-  }
-  return [...days.values()];
-}
-
-/**
- * The day outcomes that purged `o:` hours add to (key_outcomes_daily): summed per key, day and outcome, as
- * daysOfHours does for the other fields, in the same transaction.
- */
-export function outcomeDaysOfHours(purged: readonly PurgedBucket[]): StatsBatch['outcomes'] {
-  const days = new Map<string, StatsBatch['outcomes'][number]>();
-  for (const r of purged) {
+    const requests = Number(r.requests);
+    // accountId is not written: the upserts take the key, period (day) and field (outcome).
+    const period = dayOfHourRow(r.period, r.field);
+    if (period !== null) {
+      const id = `${keyId}|${period}|${r.field}`;
+      const row = days.get(id);
+      if (row === undefined) days.set(id, { accountId: 0, keyId, period, field: r.field, requests });
+      else row.requests += requests;
+      continue;
+    }
     const of = outcomeDayOfHourRow(r.period, r.field);
-    // Only the outcomes this build knows are written (as a flush writes them).
     if (of === null || !isOutcome(of.outcome)) continue;
     const outcome = of.outcome;
-    const keyId = Number(r.key_id);
     const id = `${keyId}|${of.day}|${outcome}`;
-    const row = days.get(id);
-    // accountId is not written: the upsert takes the key, day and outcome (outcomesUpsert).
-    if (row === undefined) days.set(id, { accountId: 0, keyId, day: of.day, outcome, requests: Number(r.requests) });
-    else row.requests += Number(r.requests);
+    const row = outcomes.get(id);
+    if (row === undefined) outcomes.set(id, { accountId: 0, keyId, day: of.day, outcome, requests });
+    else row.requests += requests;
   }
-  return [...days.values()];
+  return { buckets: [...days.values()], outcomes: [...outcomes.values()] };
 }
 
 /** Where a table's purge goes on after a slice that deleted rows of these keys: null when it took fewer than it could. */

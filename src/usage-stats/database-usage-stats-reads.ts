@@ -12,7 +12,6 @@ import { addField, outcomesByDay, REJECTIONS_KEPT, type DayOutcomes, type LastUs
  */
 async function readOutcomes(db: Kysely<Database>, keyIds: readonly number[], sinceDay: string, untilDay: string): Promise<DayOutcomes[]> {
   if (keyIds.length === 0) return outcomesByDay(sinceDay, untilDay, []);
-  const day = sql<string>`substr(period, 1, 10)`;
   const [rows, hours] = await Promise.all([
     db.selectFrom('key_outcomes_daily')
       .select(['day', 'outcome', (eb) => eb.fn.sum<number | string>('requests').as('requests')])
@@ -21,17 +20,12 @@ async function readOutcomes(db: Kysely<Database>, keyIds: readonly number[], sin
       .where('day', '<=', untilDay)
       .groupBy(['day', 'outcome'])
       .execute(),
-    db.selectFrom('key_usage_buckets')
-      .select([day.as('day'), sql<string>`substr(field, 3)`.as('outcome'), (eb) => eb.fn.sum<number | string>('requests').as('requests')])
-      .where('key_id', 'in', [...keyIds])
-      .where('period', '>=', `${sinceDay}T00`)
-      .where('period', '<=', `${untilDay}T23`)
-      .where(sql<number>`length(period)`, '=', 13)
-      .where('field', 'like', 'o:%')
-      .groupBy([day, 'field'])
-      .execute(),
+    hoursOfDays(db, sinceDay, untilDay, true).where('b.key_id', 'in', [...keyIds]).where('b.field', 'like', 'o:%').execute(),
   ]);
-  return outcomesByDay(sinceDay, untilDay, [...rows, ...hours].map((row) => ({ ...row, requests: Number(row.requests) })));
+  return outcomesByDay(sinceDay, untilDay, [
+    ...rows.map((row) => ({ ...row, requests: Number(row.requests) })),
+    ...hours.map((row) => ({ day: row.day, outcome: row.field.slice(2), requests: Number(row.requests) })),
+  ]);
 }
 
 export function readKeyOutcomes(db: Kysely<Database>, keyId: number, sinceDay: string, untilDay: string): Promise<DayOutcomes[]> {

@@ -23,7 +23,7 @@ import type { Database } from '../store/schema.js';
 import { chunkOf, ChunkSweeps, FULL_SWEEP_SLICE, fullSweepSliceEnd, newestLines, readChunks, sweepChunks, type ChunkRow, type SweepPlan } from './request-log-chunks.js';
 import { withBusyTimeout } from '../metering/sqlite-busy-timeout.js';
 import { BufferedUsageStats } from './buffered-usage-stats.js';
-import { bucketPurge, chunkPurge, daysOfHours, FIRST_KEY, outcomeDaysOfHours, newestOf, PURGE_EVERY_MS, PURGE_ROWS_PER_WRITE, purgedTo, type Purge, type PurgedBucket } from './database-usage-stats-purge.js';
+import { bucketPurge, chunkPurge, daysOfHours, FIRST_KEY, newestOf, PURGE_EVERY_MS, PURGE_ROWS_PER_WRITE, purgedTo, type Purge, type PurgedBucket } from './database-usage-stats-purge.js';
 import { bucketsUpsert, chunks, lastUseUpsert, outcomesUpsert, prepareRowStatements, rejectionStatements, type RowStatements } from './database-usage-stats-statements.js';
 import { readAccountDays, readKeyOutcomes, readKeysOutcomes, readLastUse, readRecentRejections, readUsageBuckets } from './database-usage-stats-reads.js';
 import { REJECTIONS_KEPT, REQUEST_LOG_KEPT, type DayOutcomes, type LastUse, type Rejection, type RequestLogEntry, type StatsBatch } from './usage-stats.js';
@@ -95,7 +95,7 @@ export class DatabaseUsageStats extends BufferedUsageStats {
     const purgeRows = this.purgeRows;
     if (conn === null) {
       // The day outcomes are not written: the `o:` hour rows among the buckets hold them until the purge adds
-      // them to key_outcomes_daily (outcomeDaysOfHours), as the other fields' days (usage-buckets.ts).
+      // them to key_outcomes_daily (daysOfHours), as the other fields' days (usage-buckets.ts).
       const queries = [
         ...chunks(batch.lastUse).map((rows) => lastUseUpsert(this.db, rows)),
         ...chunks(batch.buckets).map((rows) => bucketsUpsert(this.db, rows)),
@@ -104,8 +104,9 @@ export class DatabaseUsageStats extends BufferedUsageStats {
       if (queries.length === 0 && logChunks.length === 0 && plan.ranges.length === 0 && plan.fullAfter === null && purge === null) return;
       const purgeHours = async (trx: Kysely<Database>, newest: number, from: number) => {
         const gone = await bucketPurge(trx, newest, from, purgeRows).execute();
-        for (const rows of chunks(daysOfHours(gone))) await trx.executeQuery(bucketsUpsert(trx, rows).compile());
-        for (const rows of chunks(outcomeDaysOfHours(gone))) await trx.executeQuery(outcomesUpsert(trx, rows).compile());
+        const days = daysOfHours(gone);
+        for (const rows of chunks(days.buckets)) await trx.executeQuery(bucketsUpsert(trx, rows).compile());
+        for (const rows of chunks(days.outcomes)) await trx.executeQuery(outcomesUpsert(trx, rows).compile());
         return purgedTo(gone, purgeRows);
       };
       const { wrote, fullReached, purged } = await this.db.transaction().execute(async (trx) => {
@@ -152,8 +153,9 @@ export class DatabaseUsageStats extends BufferedUsageStats {
     const deletedHours = (q: CompiledQuery | null) => {
       if (q === null) return null;
       const gone = conn.prepare(q.sql).all(...q.parameters) as PurgedBucket[];
-      for (const r of daysOfHours(gone)) bucket.run(r.keyId, r.period, r.field, r.requests);
-      for (const r of outcomeDaysOfHours(gone)) outcome.run(r.keyId, r.day, r.outcome, r.requests);
+      const days = daysOfHours(gone);
+      for (const r of days.buckets) bucket.run(r.keyId, r.period, r.field, r.requests);
+      for (const r of days.outcomes) outcome.run(r.keyId, r.day, r.outcome, r.requests);
       return purgedTo(gone, purgeRows);
     };
     const { wrote, fullReached, purged } = withBusyTimeout(conn, this.lockWaitMs, () =>
