@@ -1,7 +1,7 @@
 /**
  * Gives every key of the named accounts the same allowed addresses, through the keys service the CLI and
  * the settings screen use (one transaction and one security log entry per key): the bench's "keys with
- * allowed addresses" scenario. Run by bench/run.ts once per store, before any server starts; the store is
+ * allowed addresses" scenario. Run by bench/run-data.ts once per store, before any server starts; the store is
  * the one DATABASE_URL names.
  *
  *   DATABASE_URL=... node --import tsx bench/limit-keys.ts ACCOUNT_IDS_JSON "ADDRESS ADDRESS ..."

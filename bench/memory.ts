@@ -67,7 +67,7 @@ async function databaseUrl(): Promise<string> {
 function benchKeysFile(url: string): string {
   if (process.env.MEMORY_KEYS_FILE) return process.env.MEMORY_KEYS_FILE;
   mkdirSync(DATA, { recursive: true });
-  // The same marker as bench/run.ts, so that either seeds the store once for both.
+  // The same marker as bench/run-data.ts, so that either seeds the store once for both.
   const marker = join(DATA, `${STORE}-${ITEMS}.keys.json`);
   if (!existsSync(marker)) {
     log(`${STORE}: seeding ${ITEMS.toLocaleString('en-US')} items (once; kept for later runs)`);
