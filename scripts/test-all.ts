@@ -47,7 +47,14 @@ const PASSES = {
 type Store = keyof typeof PASSES;
 
 /** Files that assert how soon an outage is answered: run alone, after the lanes. */
-const TIMED = new Set(['test/cluster/outages.test.ts', 'test/cluster/redis-cluster.test.ts', 'test/metering/faults.test.ts', 'test/settings/outages.test.ts']);
+const TIMED = new Set([
+  'test/cluster/outages.test.ts',
+  'test/cluster/redis-cluster.test.ts',
+  'test/metering/faults-sqlite-lock.test.ts',
+  'test/metering/faults-give-back.test.ts',
+  'test/metering/faults-redis.test.ts',
+  'test/settings/outages.test.ts',
+]);
 
 /**
  * With TEST_NODE, the share of the SQLite pass that runs on this script's Node as well: the test that frees
@@ -59,7 +66,9 @@ const RUNNING_NODE_SHARE = [
   'test/store/native-objects-gc.test.ts',
   'test/store/search-index.test.ts',
   'test/http/catalogue.test.ts',
-  'test/http/pipeline.test.ts',
+  'test/http/pipeline-order.test.ts',
+  'test/http/pipeline-access-metering.test.ts',
+  'test/http/pipeline-responses.test.ts',
   'test/cli/cli-load.test.ts',
   'test/docs/node-versions.test.ts',
   'test/observability/heap-growth.test.ts',

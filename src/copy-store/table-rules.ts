@@ -2,7 +2,7 @@
  * What copy-store does with each table of the store: one rule per table, named here. The copy enumerates
  * the tables of both stores (the migrated PostgreSQL target's and the SQLite source's) and refuses to start
  * when either holds a table without a rule, so that a table a later migration adds is never skipped
- * silently: it gets a rule here first (test/cli/copy-store.test.ts checks every migrated table has one).
+ * silently: it gets a rule here first (test/cli/copy-store-traffic.test.ts checks every migrated table has one).
  */
 
 export type TableRule =

@@ -165,7 +165,7 @@ describe('load and import prices: every bad line, and --dry-run (TEST_STORE)', (
       }),
     );
     const before = await state();
-    // (A dry run of a bad file reports the same: test/store/load-dataset.test.ts, in process.)
+    // (A dry run of a bad file reports the same: test/store/load-dataset-refusals.test.ts, in process.)
     const lines = assertRefusedRows(await runCli(['load', file], env()), 3);
     assert.equal(lines.length, 3);
     assert.match(lines[0]!, /^accounts row 1: .*"eve"/);

@@ -296,7 +296,15 @@ describe('the meter on a three-master Redis Cluster', () => {
   });
 
   test('the shared metering suites pass whole against the cluster (TEST_STORE=postgres, TEST_REDIS_CLUSTER_URLS)', async (t) => {
-    const files = ['test/metering/meter.test.ts', 'test/metering/concurrency.test.ts', 'test/metering/faults.test.ts', 'test/usage-stats/usage-stats.test.ts'];
+    const files = [
+      'test/metering/meter-direct.test.ts',
+      'test/metering/meter-limits-http.test.ts',
+      'test/metering/meter-headers-usage.test.ts',
+      'test/metering/concurrency.test.ts',
+      'test/metering/faults-give-back.test.ts',
+      'test/metering/faults-redis.test.ts',
+      'test/usage-stats/usage-stats.test.ts',
+    ];
     const scriptsBefore = await cluster.scriptsRun();
     // The runner's own variables (NODE_TEST_CONTEXT) would make the child report to this run instead.
     const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('NODE_TEST')));
