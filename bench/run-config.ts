@@ -13,9 +13,9 @@ export const DATA = join(ROOT, 'bench', '.data');
  * `ratios`: only the baseline, its floors, and item GET and `/me` on each store; `quick`: the figures of
  * docs/performance.md's table in a few minutes (item GET, `/me`, list pages and the ten-term search on each
  * store, 20,000 items, 5 s each beside the baseline, then the flood); `ab`: the same server with each of the
- * settings of BENCH_AB in turns (see runAb); `tenants`: only the item GET over 10,000 accounts, 2,000 accounts and
- * one key on each store, beside the baseline; `pages`: only bench/settings-pages.ts (the settings pages of an
- * account with 20 keys, 90 days of statistics and a full request log).
+ * settings of BENCH_AB in turns (runAb, bench/run-ab.ts); `tenants`: only the item GET over 10,000 accounts,
+ * 2,000 accounts and one key on each store, beside the baseline; `pages`: only bench/settings-pages.ts (the
+ * settings pages of an account with 20 keys, 90 days of statistics and a full request log).
  */
 export const ONLY = process.env.BENCH_ONLY ?? '';
 export const SHORT = ONLY === 'quick' || ONLY === 'ab' || ONLY === 'tenants';
