@@ -1,10 +1,10 @@
 // Steps 2 to 4 of the request pipeline (docs/contract.md, "Request pipeline") and the error shape of "Responses", as one
 // battery that every one of the 12 endpoints must pass: how a key is presented, which keys are refused
 // with 401, which accounts with 403, and what every refusal looks like.
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKey, isWellFormedKey } from '../../src/keys/api-key.js';
-import { createTestContext, type TestContext } from '../helpers/test-app.js';
+import { ctx, useApiTestApp } from '../helpers/api-test-app.js';
 import {
   ENDPOINTS,
   JSON_TYPE,
@@ -13,25 +13,11 @@ import {
   assertNoKeyLeak,
   flipLastChar,
   keyOf,
-  nextWindow,
   raw,
   url,
 } from '../helpers/pipeline-helpers.js';
 
-let ctx: TestContext;
-
-before(async () => {
-  ctx = await createTestContext();
-});
-
-after(async () => {
-  await ctx.close();
-});
-
-// Each test starts with an empty burst window, so the battery never trips the per-minute limit.
-beforeEach(() => {
-  nextWindow(ctx);
-});
+useApiTestApp();
 
 describe('the key battery holds for every endpoint', () => {
   test('the list covers the 12 endpoints of the specification', () => {

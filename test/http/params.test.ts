@@ -1,23 +1,11 @@
 // Step 8 of the request pipeline: every 400 of docs/contract.md, "Parameters", each naming the parameter at fault,
 // the values at the edges that are accepted, and the rule that a 400 never counts against the quota.
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestContext, type TestContext } from '../helpers/test-app.js';
+import { ctx, useApiTestApp } from '../helpers/api-test-app.js';
 import { assertError, nextWindow, quotaUsed, url } from '../helpers/pipeline-helpers.js';
 
-let ctx: TestContext;
-
-before(async () => {
-  ctx = await createTestContext();
-});
-
-after(async () => {
-  await ctx.close();
-});
-
-beforeEach(() => {
-  nextWindow(ctx);
-});
+useApiTestApp();
 
 interface Page<T> {
   data: T[];

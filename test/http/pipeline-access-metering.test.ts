@@ -1,27 +1,15 @@
 // docs/contract.md, "Request pipeline": what is metered and what is not, outcome by outcome, and step 4 (access) checked against the
 // store on every request, so that a revoke, an expiry or a plan change holds from the very next request.
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { changePlan } from '../../src/services/accounts.service.js';
 import { OPERATOR } from '../../src/services/actor.js';
 import { revokeKey } from '../../src/services/keys.service.js';
 import { createTestContext, type TestContext } from '../helpers/test-app.js';
-import { assertError, burstLeft, keyIdOf, me, nextWindow, quotaUsed, remaining, url } from '../helpers/pipeline-helpers.js';
+import { ctx, useApiTestApp } from '../helpers/api-test-app.js';
+import { assertError, burstLeft, keyIdOf, me, quotaUsed, remaining, url } from '../helpers/pipeline-helpers.js';
 
-let ctx: TestContext;
-
-before(async () => {
-  ctx = await createTestContext();
-});
-
-after(async () => {
-  await ctx.close();
-});
-
-// Every test starts with an empty burst window (the clock is manual), so burst counts can be compared exactly.
-beforeEach(() => {
-  nextWindow(ctx);
-});
+useApiTestApp();
 
 describe('metering of each outcome', () => {
   test('/me does not count against the quota but counts toward the burst', async () => {

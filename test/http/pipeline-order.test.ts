@@ -2,10 +2,11 @@
 // quota, handler): step 1 (only GET, HEAD and OPTIONS), step 6 (routes), a URL the router cannot read, and steps 5 and 9 (burst and
 // quota) in their place. Step 4 and metering are in pipeline-access-metering.test.ts, HEAD, OPTIONS and "Responses" in
 // pipeline-responses.test.ts.
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { createTestContext, type TestContext } from '../helpers/test-app.js';
+import { ctx, useApiTestApp } from '../helpers/api-test-app.js';
 import {
   ALLOW_HEADER,
   assertCommonHeaders,
@@ -13,7 +14,6 @@ import {
   burstLeft,
   keyOf,
   me,
-  nextWindow,
   quotaUsed,
   raw,
   remaining,
@@ -22,20 +22,7 @@ import {
 
 const OTHER_METHODS = ['POST', 'PUT', 'DELETE', 'PATCH'] as const;
 
-let ctx: TestContext;
-
-before(async () => {
-  ctx = await createTestContext();
-});
-
-after(async () => {
-  await ctx.close();
-});
-
-// Every test starts with an empty burst window (the clock is manual), so burst counts can be compared exactly.
-beforeEach(() => {
-  nextWindow(ctx);
-});
+useApiTestApp();
 
 function assertMethodNotAllowed(res: LightMyRequestResponse): void {
   assertError(res, 405, 'method_not_allowed');

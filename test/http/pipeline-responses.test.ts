@@ -1,9 +1,10 @@
 // docs/contract.md, "Request pipeline" and "Responses": OPTIONS (answered at step 6), HEAD (exactly GET without a body, metered
 // alike), and the response rules: a request id of its own, cookies never read nor set, no CORS, the API under /developer/v1 only.
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { createTestContext, V1, type TestContext } from '../helpers/test-app.js';
+import { ctx, useApiTestApp } from '../helpers/api-test-app.js';
 import {
   ALLOW_HEADER,
   ENDPOINTS,
@@ -20,20 +21,7 @@ import {
   url,
 } from '../helpers/pipeline-helpers.js';
 
-let ctx: TestContext;
-
-before(async () => {
-  ctx = await createTestContext();
-});
-
-after(async () => {
-  await ctx.close();
-});
-
-// Every test starts with an empty burst window (the clock is manual), so burst counts can be compared exactly.
-beforeEach(() => {
-  nextWindow(ctx);
-});
+useApiTestApp();
 
 describe('OPTIONS', () => {
   for (const endpoint of ENDPOINTS) {

@@ -6,12 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { createTestContext, type TestContext } from '../helpers/test-app.js';
 import { SettingsClient, nonceOf, textOf, tokenOf } from './settings-helpers.js';
-
-const NEW = '/settings/developer-api/keys/new';
-const CREATE = '/settings/developer-api/keys';
-const CREATED = '/settings/developer-api/keys/created';
-const LOG = '/settings/developer-api/security-log';
-const key = (id: number, action = '') => `/settings/developer-api/keys/${id}${action}`;
+import { NEW, CREATE, CREATED, LOG, key } from './pages-helpers.js';
 
 describe('allowed addresses on the settings screen', () => {
   let ctx: TestContext;

@@ -7,10 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { KEY_PATTERN } from '../../src/keys/api-key.js';
 import { createTestContext, type TestContext } from '../helpers/test-app.js';
 import { nonceOf, SettingsClient, textOf, tokenOf } from './settings-helpers.js';
-
-const NEW = '/settings/developer-api/keys/new';
-const CREATE = '/settings/developer-api/keys';
-const CREATED = '/settings/developer-api/keys/created';
+import { NEW, CREATE, CREATED } from './pages-helpers.js';
 
 describe('concurrent key creation on the settings screen', () => {
   let ctx: TestContext;

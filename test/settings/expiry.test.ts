@@ -8,12 +8,8 @@ import { expiresAtFor } from '../../src/services/key-expiry.js';
 import { KEY_PATTERN } from '../../src/keys/api-key.js';
 import { createTestContext, type TestContext } from '../helpers/test-app.js';
 import { nonceOf, SettingsClient, SITE, textOf, tokenOf } from './settings-helpers.js';
+import { OVERVIEW, NEW, CREATE, CREATED, key } from './pages-helpers.js';
 
-const OVERVIEW = '/settings/developer-api';
-const NEW = '/settings/developer-api/keys/new';
-const CREATE = '/settings/developer-api/keys';
-const CREATED = '/settings/developer-api/keys/created';
-const key = (id: number, action = '') => `/settings/developer-api/keys/${id}${action}`;
 const hide = (id: number) => key(id, '/hide-expiry-reminder');
 const NOW = '2027-01-15T12:00:00.000Z';
 

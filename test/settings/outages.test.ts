@@ -9,8 +9,7 @@ import { startPrivatePostgres, startPrivateRedis } from '../helpers/private-serv
 import { waitFor } from '../helpers/server-process.js';
 import { createTestContext, TEST_STORE, type TestContext } from '../helpers/test-app.js';
 import { mintLink, nonceOf, SettingsClient, textOf, tokenOf } from './settings-helpers.js';
-
-const OVERVIEW = '/settings/developer-api';
+import { OVERVIEW } from './pages-helpers.js';
 
 async function timed(work: () => Promise<LightMyRequestResponse>): Promise<{ res: LightMyRequestResponse; ms: number }> {
   const started = performance.now();

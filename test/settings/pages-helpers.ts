@@ -1,5 +1,5 @@
 /**
- * What the settings pages tests share: the pages' paths, and the owner's steps they repeat (count the account's
+ * What the settings tests share: the screen's paths, and the owner's steps the pages tests repeat (count the account's
  * keys, post the create form as a browser would, create a key and read it off the page that shows it once, call
  * the API with a key). The steps read the suite's state when they run: the test file's hooks make it.
  */

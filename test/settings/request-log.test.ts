@@ -10,8 +10,7 @@ import { keyIdOf } from '../helpers/pipeline-helpers.js';
 import { SettingsClient, textOf } from './settings-helpers.js';
 import { API_ENDPOINTS } from '../../src/http/settings/usage-depth-data.js';
 import { buildOpenApiDocument } from '../../src/cli/openapi-document.js';
-
-const key = (id: number, rest = '') => `/settings/developer-api/keys/${id}${rest}`;
+import { key } from './pages-helpers.js';
 
 /** The request log's rows of a page, as text, newest first. */
 function logRows(html: string): string[] {

@@ -8,8 +8,8 @@ import { recordSecurityEvent } from '../../src/services/security-log.js';
 import { parseCsv } from '../../src/csv/csv.js';
 import { createTestContext, type TestContext } from '../helpers/test-app.js';
 import { SettingsClient, textOf } from './settings-helpers.js';
+import { LOG } from './pages-helpers.js';
 
-const LOG = '/settings/developer-api/security-log';
 const CSV = '/settings/developer-api/security-log.csv';
 
 /** The text of the page's table of events (the filter form names every kind too). */
