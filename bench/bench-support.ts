@@ -9,6 +9,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
+import pg from 'pg';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -76,6 +77,18 @@ export function downloadCsvRows(url: string, key: string): Promise<number> {
 }
 
 /** Deletes every key under `prefix` (a bench's private key space) from the Redis at `url`. */
+/** The URL of the database `name` on the server of `adminUrl`, created when it is not there. */
+export async function ensureDatabase(adminUrl: string, name: string): Promise<string> {
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  const exists = await admin.query('select 1 from pg_database where datname = $1', [name]);
+  if (exists.rowCount === 0) await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
 export async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
   const redis = new Redis(url);
   try {

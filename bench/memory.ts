@@ -27,8 +27,7 @@ import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
-import { cli, deleteRedisKeys, ensureWrk, log, ROOT, waitUntilUp } from './bench-support.js';
+import { cli, deleteRedisKeys, ensureDatabase, ensureWrk, log, ROOT, waitUntilUp } from './bench-support.js';
 
 const DATA = join(ROOT, 'bench', '.data');
 const ITEMS = Number(process.env.MEMORY_ITEMS ?? 1_000_000);
@@ -52,15 +51,7 @@ const PLAN_LIMITS = JSON.stringify({ enthusiast: { monthly: 1_000_000_000, perMi
 async function databaseUrl(): Promise<string> {
   if (process.env.MEMORY_DATABASE_URL) return process.env.MEMORY_DATABASE_URL;
   if (STORE === 'sqlite') return join(DATA, `bench-${ITEMS}.sqlite`);
-  const name = `shelfapi_bench_${ITEMS}`;
-  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await admin.connect();
-  const exists = await admin.query('select 1 from pg_database where datname = $1', [name]);
-  if (exists.rowCount === 0) await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(PG_ADMIN_URL);
-  url.pathname = `/${name}`;
-  return url.toString();
+  return ensureDatabase(PG_ADMIN_URL, `shelfapi_bench_${ITEMS}`);
 }
 
 /** A file of bench keys, one per line: given, or from the data `npm run bench` made (seeded if missing). */

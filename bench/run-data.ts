@@ -7,7 +7,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
-import { cli, log, ROOT } from './bench-support.js';
+import { cli, ensureDatabase, log, ROOT } from './bench-support.js';
 import { BENCH_ACCOUNTS, DATA, ITEMS, LIMITED_ADDRESSES, PG_ADMIN_URL } from './run-config.js';
 
 export interface Keys {
@@ -76,14 +76,7 @@ export function prepareLimitedKeys(label: string, databaseUrl: string): string[]
 export async function preparePostgres(): Promise<string> {
   const name = process.env.BENCH_DATABASE ?? `shelfapi_bench_${ITEMS}_${BENCH_ACCOUNTS}`;
   if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`BENCH_DATABASE must be a plain lower-case name, got ${JSON.stringify(name)}`);
-  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await admin.connect();
-  const exists = await admin.query('select 1 from pg_database where datname = $1', [name]);
-  if (exists.rowCount === 0) await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(PG_ADMIN_URL);
-  url.pathname = `/${name}`;
-  return url.toString();
+  return ensureDatabase(PG_ADMIN_URL, name);
 }
 
 export async function readNames(store: string, databaseUrl: string, ids: number[]): Promise<string[]> {
